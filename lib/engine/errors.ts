@@ -1,0 +1,67 @@
+/**
+ * The engine's typed error family. Each error carries a stable `code`; lib/api maps codes to
+ * HTTP in one place. Operating errors (database down) are not wrapped here: they surface as the
+ * driver's own errors and callers handle them as such.
+ */
+
+export type RejectionReason =
+  | "superseded"
+  | "not_owner"
+  | "expired"
+  | "revoked"
+  | "lease_ended"
+  | "epoch_stale"
+  | "workflow_inactive"
+  | "checkpoint_order";
+
+export abstract class FencelineError extends Error {
+  abstract readonly code: string;
+}
+
+/**
+ * A fenced write was refused: the caller no longer holds authority over the step. It is never a
+ * retry signal. The refusal was recorded as a fencing rejection and its payload kept as a late
+ * observation before this error was raised.
+ */
+export class AuthorityLostError extends FencelineError {
+  readonly code = "authority_lost";
+  constructor(
+    readonly operation: string,
+    readonly stepId: string,
+    readonly presentedTerm: bigint,
+    readonly reason: RejectionReason,
+    readonly currentTerm: bigint | null,
+  ) {
+    super(
+      `${operation} refused for step ${stepId}: term ${presentedTerm} lost authority (${reason}` +
+        (currentTerm === null ? ")" : `, current term ${currentTerm})`),
+    );
+  }
+}
+
+/** A programmer error: checkpoints were written out of order for an attempt that still holds authority. */
+export class CheckpointOrderError extends FencelineError {
+  readonly code = "checkpoint_order";
+  constructor(readonly operation: string, readonly stepId: string) {
+    super(`${operation} is out of order for step ${stepId}`);
+  }
+}
+
+export class NotFoundError extends FencelineError {
+  readonly code = "not_found";
+  constructor(readonly what: string, readonly id: string) {
+    super(`${what} ${id} not found`);
+  }
+}
+
+export class InvalidWorkflowError extends FencelineError {
+  readonly code = "invalid_workflow";
+}
+
+/** A release was asked for work whose invocation already began; only recovery may decide that step now. */
+export class ReleaseRefusedError extends FencelineError {
+  readonly code = "release_refused";
+  constructor(readonly stepId: string, readonly checkpoint: string) {
+    super(`step ${stepId} cannot be released at checkpoint ${checkpoint}: its invocation began`);
+  }
+}

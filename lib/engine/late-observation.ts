@@ -1,0 +1,28 @@
+/**
+ * Late observations: evidence from a worker that lost its lease and then learned something (a
+ * delayed response, a timeout). Append-only; recovery consumes them, converging when they agree
+ * with what else is known and raising an integrity conflict when they do not.
+ */
+import { run, type Queryable } from "./db";
+import { NotFoundError } from "./errors";
+import * as sql from "./sql/late-observation";
+import type { LeaseHandle } from "./types";
+
+export type LateObservation = {
+  readonly operation: string;
+  readonly externalReference: string | null;
+  readonly result: unknown;
+};
+
+export async function postLateObservation(db: Queryable, lease: LeaseHandle, observation: LateObservation): Promise<string> {
+  const [row] = await run<{ id: string }>(db, sql.postLateObservation, [
+    lease.sessionId,
+    lease.stepId,
+    lease.fencingTerm.toString(),
+    observation.operation,
+    observation.externalReference,
+    JSON.stringify(observation.result ?? null),
+  ]);
+  if (!row) throw new NotFoundError("lease held by this session", `${lease.stepId}/${lease.fencingTerm}`);
+  return row.id;
+}

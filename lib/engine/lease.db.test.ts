@@ -1,0 +1,164 @@
+/**
+ * Claim and renewal against real PostgreSQL, judged by the database clock. Boundary cases are the
+ * fixtures: a lease 1 ms before its expiry, exactly at it, and 1 ms after. Inside one transaction
+ * now() is fixed, so "exactly at expiry" is exact.
+ */
+import { describe, expect } from "vitest";
+import { dbTest as test } from "@/lib/db/test-database";
+import { claimSteps, renewLeases } from "./lease";
+import { registerSession } from "./session";
+import { createSingleStepWorkflows, setLeaseExpiry } from "./test-support";
+import { cancelWorkflow } from "./workflow";
+import type { ClaimedStep } from "./types";
+
+const pure = { adapter: "pure", operation: "noop", stepClass: "pure" } as const;
+
+async function claimOne(pool: import("pg").Pool, session: string): Promise<ClaimedStep> {
+  const [claimed] = await claimSteps(pool, session, ["pure"], 1);
+  if (!claimed) throw new Error("nothing to claim");
+  return claimed;
+}
+
+describe("claim", () => {
+  test("bumps the fencing term and writes lease, acquired event and attempt in one statement", async ({ db }) => {
+    const [stepId] = await createSingleStepWorkflows(db.pool, 1, pure);
+    const session = await registerSession(db.pool, "direct");
+    const claimed = await claimOne(db.pool, session);
+
+    expect(claimed.stepId).toBe(stepId);
+    expect(claimed.fencingTerm).toBe(1n);
+    expect(claimed.expiresAt.getTime() - claimed.dbNow.getTime()).toBe(5_000);
+    const { rows } = await db.pool.query(
+      `SELECT (SELECT count(*)::int FROM lease WHERE step_id = $1 AND ended_at IS NULL) AS open_leases,
+              (SELECT count(*)::int FROM lease_event WHERE step_id = $1 AND kind = 'acquired') AS acquired,
+              (SELECT count(*)::int FROM attempt WHERE step_id = $1 AND fencing_term = 1 AND checkpoint = 'created') AS attempts,
+              (SELECT state FROM step WHERE id = $1) AS state`,
+      [stepId],
+    );
+    expect(rows[0]).toEqual({ open_leases: 1, acquired: 1, attempts: 1, state: "leased" });
+  });
+
+  test("never hands the same step to two sessions", async ({ db }) => {
+    await createSingleStepWorkflows(db.pool, 1, pure);
+    const [a, b] = [await registerSession(db.pool, "direct"), await registerSession(db.pool, "direct")];
+    const claims = await Promise.all([claimSteps(db.pool, a, ["pure"], 5), claimSteps(db.pool, b, ["pure"], 5)]);
+    expect(claims.flat()).toHaveLength(1);
+  });
+
+  test("skips steps of a cancelled workflow and steps not yet eligible", async ({ db }) => {
+    const [cancelled, waiting] = await createSingleStepWorkflows(db.pool, 2, pure);
+    await db.pool.query("UPDATE step SET next_eligible_at = now() + interval '1 minute' WHERE id = $1", [waiting]);
+    const { rows } = await db.pool.query<{ workflow_id: string }>("SELECT workflow_id FROM step WHERE id = $1", [cancelled]);
+    await cancelWorkflow(db.pool, rows[0]!.workflow_id, "test");
+    const session = await registerSession(db.pool, "direct");
+    expect(await claimSteps(db.pool, session, ["pure"], 5)).toEqual([]);
+  });
+
+  test("the partial unique index refuses a second open lease for a step (invariant 1)", async ({ db }) => {
+    await createSingleStepWorkflows(db.pool, 1, pure);
+    const session = await registerSession(db.pool, "direct");
+    const claimed = await claimOne(db.pool, session);
+    await expect(
+      db.pool.query(
+        `INSERT INTO lease (step_id, fencing_term, epoch, workflow_id, attempt_id, owner_session_id, policy_version, expires_at)
+         SELECT step_id, fencing_term + 1, epoch, workflow_id, attempt_id, owner_session_id, policy_version, expires_at
+         FROM lease WHERE step_id = $1`,
+        [claimed.stepId],
+      ),
+    ).rejects.toThrow(/lease_one_open_per_step/);
+  });
+});
+
+describe("renew", () => {
+  test("extends the lease from the database clock and records a renewed event", async ({ db }) => {
+    await createSingleStepWorkflows(db.pool, 1, pure);
+    const session = await registerSession(db.pool, "direct");
+    const claimed = await claimOne(db.pool, session);
+    const [result] = await renewLeases(db.pool, session, [{ stepId: claimed.stepId, fencingTerm: 1n, sessionId: session, checkpointVersion: 1 }]);
+    expect(result).toMatchObject({ renewed: true });
+    if (!result?.renewed) throw new Error("unreachable");
+    expect(result.expiresAt.getTime() - result.dbNow.getTime()).toBe(5_000);
+    const { rows } = await db.pool.query("SELECT kind FROM lease_event WHERE step_id = $1 ORDER BY id", [claimed.stepId]);
+    expect(rows.map((r) => r.kind)).toEqual(["acquired", "renewed"]);
+  });
+
+  for (const [label, offsetMs, renewed] of [
+    ["1 ms before expiry", 1, true],
+    ["exactly at expiry", 0, false],
+    ["1 ms after expiry", -1, false],
+  ] as const) {
+    test(`${label}: renewal ${renewed ? "granted" : "refused as expired"}`, async ({ db }) => {
+      await createSingleStepWorkflows(db.pool, 1, pure);
+      const session = await registerSession(db.pool, "direct");
+      const claimed = await claimOne(db.pool, session);
+      const client = await db.pool.connect();
+      try {
+        await client.query("BEGIN");
+        await setLeaseExpiry(client, claimed.stepId, offsetMs);
+        const [result] = await renewLeases(client, session, [{ stepId: claimed.stepId, fencingTerm: 1n, sessionId: session, checkpointVersion: 1 }]);
+        await client.query("COMMIT");
+        expect(result?.renewed).toBe(renewed);
+        if (result && !result.renewed) expect(result.reason).toBe("expired");
+      } finally {
+        client.release();
+      }
+    });
+  }
+
+  test("never reaches past the attempt deadline minus its grace", async ({ db }) => {
+    await createSingleStepWorkflows(db.pool, 1, pure);
+    const session = await registerSession(db.pool, "direct");
+    const claimed = await claimOne(db.pool, session);
+    // 3 s of deadline left, 1 s of grace: the renewal may reach 2 s ahead, not the 5 s TTL.
+    await db.pool.query("UPDATE attempt SET deadline_at = now() + interval '3 seconds' WHERE id = $1", [claimed.attemptId]);
+    const [result] = await renewLeases(db.pool, session, [{ stepId: claimed.stepId, fencingTerm: 1n, sessionId: session, checkpointVersion: 1 }]);
+    if (!result?.renewed) throw new Error("renewal refused");
+    const { rows } = await db.pool.query<{ gap_ms: number }>(
+      "SELECT extract(epoch FROM (a.deadline_at - l.expires_at)) * 1000 AS gap_ms FROM lease l JOIN attempt a ON a.id = l.attempt_id WHERE l.step_id = $1",
+      [claimed.stepId],
+    );
+    expect(Number(rows[0]!.gap_ms)).toBeCloseTo(1_000, 0);
+  });
+
+  test("refuses with a reason: superseded, cancelled, deadline reached, policy changed, checkpoint mismatch", async ({ db }) => {
+    const steps = await createSingleStepWorkflows(db.pool, 5, pure);
+    const session = await registerSession(db.pool, "direct");
+    const claimed = await claimSteps(db.pool, session, ["pure"], 5);
+    const byStep = new Map(claimed.map((c) => [c.stepId, c]));
+    const [superseded, cancelled, deadline, policy, checkpoint] = steps.map((id) => byStep.get(id)!);
+
+    // As after recovery ended term 1 and another worker claimed term 2.
+    await db.pool.query("UPDATE lease SET ended_at = now(), end_reason = 'expired' WHERE step_id = $1", [superseded!.stepId]);
+    await db.pool.query("UPDATE step SET fencing_term = 2 WHERE id = $1", [superseded!.stepId]);
+    await cancelWorkflow(db.pool, cancelled!.workflowId, "customer asked");
+    await db.pool.query("UPDATE attempt SET deadline_at = now() + interval '500 milliseconds' WHERE id = $1", [deadline!.attemptId]);
+    await db.pool.query("UPDATE lease SET policy_version = 0 WHERE step_id = $1", [policy!.stepId]);
+
+    const results = await renewLeases(db.pool, session, [
+      { stepId: superseded!.stepId, fencingTerm: 1n, sessionId: session, checkpointVersion: 1 },
+      { stepId: cancelled!.stepId, fencingTerm: 1n, sessionId: session, checkpointVersion: 1 },
+      { stepId: deadline!.stepId, fencingTerm: 1n, sessionId: session, checkpointVersion: 1 },
+      { stepId: policy!.stepId, fencingTerm: 1n, sessionId: session, checkpointVersion: 1 },
+      { stepId: checkpoint!.stepId, fencingTerm: 1n, sessionId: session, checkpointVersion: 7 },
+    ]);
+    const reasons = new Map(results.map((r) => [r.stepId, r.renewed ? "renewed" : r.reason]));
+    expect(reasons.get(superseded!.stepId)).toBe("superseded");
+    expect(reasons.get(cancelled!.stepId)).toBe("cancelled");
+    expect(reasons.get(deadline!.stepId)).toBe("deadline reached");
+    expect(reasons.get(policy!.stepId)).toBe("policy changed");
+    expect(reasons.get(checkpoint!.stepId)).toBe("checkpoint version mismatch");
+    const { rows } = await db.pool.query(
+      "SELECT count(*)::int AS n FROM lease_event WHERE kind = 'renewal_refused' AND step_id = ANY($1::uuid[])",
+      [steps],
+    );
+    expect(rows[0].n).toBe(5);
+  });
+
+  test("refuses a session that is not the owner", async ({ db }) => {
+    await createSingleStepWorkflows(db.pool, 1, pure);
+    const [owner, other] = [await registerSession(db.pool, "direct"), await registerSession(db.pool, "direct")];
+    const claimed = await claimOne(db.pool, owner);
+    const [result] = await renewLeases(db.pool, other, [{ stepId: claimed.stepId, fencingTerm: 1n, sessionId: other, checkpointVersion: 1 }]);
+    expect(result).toMatchObject({ renewed: false, reason: "not owner" });
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * Lease operations: claim, renew, release. A lease answers who may work on a step now; it never
+ * answers what happened. The database clock decides every grant, renewal and expiry.
+ */
+import { run, type Queryable } from "./db";
+import { ReleaseRefusedError } from "./errors";
+import { recordRejection } from "./rejection";
+import * as sql from "./sql/lease";
+import type { AttemptMode } from "./recovery-rules";
+import type { ClaimedStep, LeaseHandle, RenewRequest, RenewResult } from "./types";
+
+type ClaimRow = {
+  step_id: string;
+  workflow_id: string;
+  attempt_id: string;
+  fencing_term: string;
+  epoch: string;
+  mode: AttemptMode;
+  request_identity: string | null;
+  input: unknown;
+  input_digest: string;
+  adapter: string;
+  operation: string;
+  step_class: string;
+  attempts_started: number;
+  attempt_budget: number;
+  lease_ttl_ms: number;
+  renew_every_ms: number;
+  grace_ms: number;
+  deadline_at: Date;
+  expires_at: Date;
+  checkpoint_version: number;
+  db_now: Date;
+};
+
+/** Claims up to `limit` ready steps of the given adapters for one worker session. */
+export async function claimSteps(
+  db: Queryable,
+  sessionId: string,
+  adapters: readonly string[],
+  limit: number,
+): Promise<ClaimedStep[]> {
+  if (limit <= 0) return [];
+  const rows = await run<ClaimRow>(db, sql.claimReadySteps, [sessionId, limit, adapters]);
+  return rows.map((row) => ({
+    stepId: row.step_id,
+    workflowId: row.workflow_id,
+    attemptId: row.attempt_id,
+    fencingTerm: BigInt(row.fencing_term),
+    epoch: BigInt(row.epoch),
+    mode: row.mode,
+    requestIdentity: row.request_identity,
+    input: row.input,
+    inputDigest: row.input_digest,
+    adapter: row.adapter,
+    operation: row.operation,
+    stepClass: row.step_class,
+    attemptsStarted: row.attempts_started,
+    attemptBudget: row.attempt_budget,
+    leaseTtlMs: row.lease_ttl_ms,
+    renewEveryMs: row.renew_every_ms,
+    graceMs: row.grace_ms,
+    deadlineAt: row.deadline_at,
+    expiresAt: row.expires_at,
+    checkpointVersion: row.checkpoint_version,
+    dbNow: row.db_now,
+  }));
+}
+
+type RenewRow = { step_id: string; fencing_term: string; expires_at: Date | null; reason: string | null; db_now: Date };
+
+/**
+ * Renews leases held by one session. A refusal is an answer, not an error: the worker must stop
+ * crossing effect boundaries for that step.
+ */
+export async function renewLeases(
+  db: Queryable,
+  sessionId: string,
+  requests: readonly RenewRequest[],
+): Promise<RenewResult[]> {
+  if (requests.length === 0) return [];
+  for (const request of requests) {
+    if (request.sessionId !== sessionId) throw new Error("renewLeases: every lease must belong to the session");
+  }
+  const rows = await run<RenewRow>(db, sql.renewLeases, [
+    sessionId,
+    requests.map((r) => r.stepId),
+    requests.map((r) => r.fencingTerm.toString()),
+    requests.map((r) => r.checkpointVersion),
+  ]);
+  return rows.map((row) =>
+    row.reason === null && row.expires_at !== null
+      ? { stepId: row.step_id, renewed: true, expiresAt: row.expires_at, dbNow: row.db_now }
+      : { stepId: row.step_id, renewed: false, reason: row.reason ?? "unknown" },
+  );
+}
+
+/**
+ * Hands back work whose invocation has not begun (graceful shutdown). Throws AuthorityLostError
+ * when the lease is no longer held, ReleaseRefusedError when the invocation already began.
+ */
+export async function releaseLease(db: Queryable, lease: LeaseHandle, reason: string): Promise<void> {
+  const rows = await run<{ step_id: string }>(db, sql.releaseLease, [
+    lease.sessionId,
+    lease.stepId,
+    lease.fencingTerm.toString(),
+    reason,
+  ]);
+  if (rows.length === 1) return;
+  const rejection = await recordRejection(db, lease, "release", null);
+  if (rejection) throw rejection;
+  throw new ReleaseRefusedError(lease.stepId, "invocation_began");
+}

@@ -1,0 +1,152 @@
+/**
+ * SPEC's recovery table as a pure function: durable evidence in, one decision out.
+ *
+ * An expired (or revoked, or failed) lease opens this decision; it is never the decision itself.
+ * The rules read, in order: is there already a receipt; did anyone observe the destination's
+ * answer (this attempt's own checkpoint, or late observations from stale workers); did the
+ * invocation begin; and, if it did, what the adapter's contract lets us do about not knowing.
+ * Nothing here flips an ambiguous step straight back to ready.
+ */
+import type { AdapterContract } from "@/lib/adapters/contract";
+
+export type AttemptCheckpoint =
+  | "created"
+  | "identity_persisted"
+  | "invocation_began"
+  | "response_observed"
+  | "receipt_committed";
+
+export type AttemptMode = "execute" | "retry_same_identity" | "status_query";
+
+export type RecoveryTrigger = "lease_expired" | "attempt_failed" | "lease_revoked";
+
+export type LateObservationEvidence = {
+  readonly id: string;
+  readonly requestIdentity: string | null;
+  readonly externalReference: string;
+};
+
+export type RecoveryEvidence = {
+  readonly trigger: RecoveryTrigger;
+  readonly checkpoint: AttemptCheckpoint;
+  readonly mode: AttemptMode;
+  readonly requestIdentity: string | null;
+  /** The external reference this attempt durably observed (checkpoint 4), if any. */
+  readonly observedExternalReference: string | null;
+  readonly receiptExists: boolean;
+  readonly lateObservations: readonly LateObservationEvidence[];
+  readonly contract: AdapterContract;
+  readonly attemptsStarted: number;
+  readonly attemptBudget: number;
+  readonly workflowStatus: "active" | "completed" | "cancelled" | "failed";
+  readonly workflowDeadlinePassed: boolean;
+};
+
+export type RecoveryDecision =
+  | { readonly category: "acknowledge" }
+  | {
+      readonly category: "reconcile";
+      readonly externalReference: string;
+      /** Where the evidence came from: this attempt's checkpoint or a late observation. */
+      readonly source: "attempt" | "late_observation";
+    }
+  | { readonly category: "review"; readonly reason: string }
+  | {
+      readonly category: "make_ready" | "retry_same_identity" | "retry_same_key" | "status_query";
+      readonly nextMode: AttemptMode;
+    }
+  | { readonly category: "give_up"; readonly stepState: "failed" | "cancelled"; readonly reason: string };
+
+const invocationBegan = (checkpoint: AttemptCheckpoint): boolean =>
+  checkpoint === "invocation_began" || checkpoint === "response_observed" || checkpoint === "receipt_committed";
+
+export function decideRecovery(evidence: RecoveryEvidence): RecoveryDecision {
+  if (evidence.receiptExists) return { category: "acknowledge" };
+
+  const observed = decideFromObservations(evidence);
+  if (observed) return observed;
+
+  if (!invocationBegan(evidence.checkpoint)) return decideBeforeInvocation(evidence);
+  return decideAfterInvocation(evidence);
+}
+
+/** Observations of the destination's answer settle the step, unless they disagree. */
+function decideFromObservations(evidence: RecoveryEvidence): RecoveryDecision | null {
+  const relevant = evidence.lateObservations.filter(
+    (observation) =>
+      evidence.requestIdentity === null ||
+      observation.requestIdentity === null ||
+      observation.requestIdentity === evidence.requestIdentity,
+  );
+  const references = new Set(relevant.map((observation) => observation.externalReference));
+  if (evidence.observedExternalReference !== null) references.add(evidence.observedExternalReference);
+
+  if (references.size > 1) {
+    return {
+      category: "review",
+      reason: `integrity conflict: observed external references disagree (${[...references].sort().join(", ")})`,
+    };
+  }
+  const [reference] = references;
+  if (reference === undefined) return null;
+  return {
+    category: "reconcile",
+    externalReference: reference,
+    source: evidence.observedExternalReference !== null ? "attempt" : "late_observation",
+  };
+}
+
+function decideBeforeInvocation(evidence: RecoveryEvidence): RecoveryDecision {
+  const stop = reasonToStop(evidence);
+  if (stop) return stop;
+  if (evidence.mode === "status_query") return { category: "status_query", nextMode: "status_query" };
+  if (evidence.checkpoint === "created" && evidence.requestIdentity === null) {
+    return { category: "make_ready", nextMode: evidence.mode };
+  }
+  return { category: "retry_same_identity", nextMode: "retry_same_identity" };
+}
+
+function decideAfterInvocation(evidence: RecoveryEvidence): RecoveryDecision {
+  const { contract } = evidence;
+  if (!contract.externalEffect) {
+    return reasonToStop(evidence) ?? { category: "make_ready", nextMode: "execute" };
+  }
+
+  // From here the destination may or may not have acted: the outcome is unknown, so running out
+  // of time or budget leads to a person, never to a silent failure.
+  if (evidence.workflowStatus !== "active") {
+    return { category: "review", reason: `workflow ${evidence.workflowStatus} while the outcome is unknown` };
+  }
+  if (evidence.workflowDeadlinePassed || evidence.attemptsStarted >= evidence.attemptBudget) {
+    return { category: "review", reason: "outcome unknown and the attempt budget or deadline is spent" };
+  }
+  if (contract.statusQuery && (evidence.mode === "status_query" || !contract.idempotencyKeys)) {
+    return { category: "status_query", nextMode: "status_query" };
+  }
+  if (contract.fenceEnforcement) {
+    // The destination rejects the stale term itself, so a newer term may try again.
+    return { category: "retry_same_identity", nextMode: "retry_same_identity" };
+  }
+  if (contract.idempotencyKeys) return { category: "retry_same_key", nextMode: "retry_same_identity" };
+  return {
+    category: "review",
+    reason: "outcome unknown: the destination neither deduplicates nor answers status queries",
+  };
+}
+
+/** Reasons a step whose invocation never began ends here instead of running again. */
+function reasonToStop(evidence: RecoveryEvidence): RecoveryDecision | null {
+  if (evidence.workflowStatus === "cancelled") {
+    return { category: "give_up", stepState: "cancelled", reason: "workflow cancelled" };
+  }
+  if (evidence.workflowStatus !== "active") {
+    return { category: "give_up", stepState: "cancelled", reason: `workflow ${evidence.workflowStatus}` };
+  }
+  if (evidence.workflowDeadlinePassed) {
+    return { category: "give_up", stepState: "failed", reason: "workflow deadline passed" };
+  }
+  if (evidence.attemptsStarted >= evidence.attemptBudget) {
+    return { category: "give_up", stepState: "failed", reason: "attempt budget exhausted" };
+  }
+  return null;
+}

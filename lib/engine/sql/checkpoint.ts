@@ -1,0 +1,80 @@
+/**
+ * Checkpoint statements: request identity persisted, invocation began, response observed. Each
+ * is one fenced write that bumps the lease's checkpoint version (renewals must present it) and
+ * moves the attempt forward by exactly one checkpoint. The guard is the same as every fenced
+ * write: $1 owner, $2 step, $3 term, open, unexpired, current epoch, active workflow.
+ */
+import type { NamedSql } from "../db";
+
+const fencedCheckpoint = (name: string, fromCheckpoint: string, attemptUpdate: string, returning: string): NamedSql => ({
+  name,
+  text: `
+WITH authority AS (
+  UPDATE lease l
+  SET checkpoint_version = l.checkpoint_version + 1
+  WHERE l.step_id = $2
+    AND l.fencing_term = $3
+    AND l.owner_session_id = $1
+    AND l.ended_at IS NULL
+    AND l.expires_at > now()
+    AND l.epoch = fl_current_epoch()
+    AND EXISTS (SELECT 1 FROM workflow w WHERE w.id = l.workflow_id AND w.status = 'active')
+    AND EXISTS (SELECT 1 FROM attempt a WHERE a.id = l.attempt_id AND a.checkpoint = '${fromCheckpoint}')
+  RETURNING l.step_id, l.attempt_id, l.checkpoint_version
+)${attemptUpdate}
+SELECT ${returning}`,
+});
+
+/**
+ * Persists the step's request identity before any invocation. The identity is stable per step:
+ * the first attempt to persist one fixes it ($4 is only a proposal), and every later attempt
+ * reuses it. $5 is the adapter version the attempt will call.
+ */
+export const persistRequestIdentity = fencedCheckpoint(
+  "fl_checkpoint_identity",
+  "created",
+  `,
+step_identity AS (
+  UPDATE step s
+  SET request_identity = coalesce(s.request_identity, $4), updated_at = now()
+  FROM authority au
+  WHERE s.id = au.step_id
+  RETURNING s.id, s.request_identity
+),
+attempt_identity AS (
+  UPDATE attempt a
+  SET checkpoint = 'identity_persisted', request_identity = si.request_identity, adapter_version = $5
+  FROM authority au JOIN step_identity si ON si.id = au.step_id
+  WHERE a.id = au.attempt_id
+  RETURNING a.request_identity
+)`,
+  "au.checkpoint_version, ai.request_identity FROM authority au, attempt_identity ai",
+);
+
+export const beginInvocation = fencedCheckpoint(
+  "fl_checkpoint_invocation",
+  "identity_persisted",
+  `,
+attempt_began AS (
+  UPDATE attempt a
+  SET checkpoint = 'invocation_began', invocation_began_at = now()
+  FROM authority au
+  WHERE a.id = au.attempt_id
+)`,
+  "au.checkpoint_version FROM authority au",
+);
+
+/** Records the destination's answer ($4 external reference, $5 result) before the receipt. */
+export const observeResponse = fencedCheckpoint(
+  "fl_checkpoint_response",
+  "invocation_began",
+  `,
+attempt_observed AS (
+  UPDATE attempt a
+  SET checkpoint = 'response_observed', response_observed_at = now(),
+      external_reference = $4, observed_result = $5::jsonb
+  FROM authority au
+  WHERE a.id = au.attempt_id
+)`,
+  "au.checkpoint_version FROM authority au",
+);

@@ -1,0 +1,186 @@
+/**
+ * Lease statements. Every one is judged by the database clock (now()) and carries its guard in
+ * the WHERE clause: step, fencing term, owner session, an open and unexpired lease, the current
+ * epoch, and an active workflow. The lease row is the serialisation point: every fenced write
+ * updates it first, so a concurrent recovery or renewal of the same lease waits and re-checks.
+ */
+import type { NamedSql } from "../db";
+
+const MS = "interval '1 millisecond'";
+
+/**
+ * Claims up to $2 ready steps for session $1 among adapters $3. Each claim bumps the step's
+ * fencing term and writes the lease, an `acquired` lease event and a new attempt, all in this one
+ * statement. The lease never reaches past the attempt deadline minus its grace.
+ */
+export const claimReadySteps: NamedSql = {
+  name: "fl_claim_ready_steps",
+  text: `
+WITH candidate AS (
+  SELECT s.id
+  FROM step s
+  WHERE s.state = 'ready'
+    AND s.next_eligible_at <= now()
+    AND s.adapter = ANY($3::text[])
+    AND EXISTS (
+      SELECT 1 FROM workflow w
+      WHERE w.id = s.workflow_id
+        AND w.status = 'active'
+        AND (w.deadline_at IS NULL OR w.deadline_at > now())
+    )
+  ORDER BY s.next_eligible_at, s.id
+  LIMIT $2
+  FOR UPDATE OF s SKIP LOCKED
+),
+claimed AS (
+  UPDATE step s
+  SET state = 'leased',
+      fencing_term = s.fencing_term + 1,
+      attempts_started = s.attempts_started + 1,
+      updated_at = now()
+  FROM candidate c
+  WHERE s.id = c.id AND s.state = 'ready'
+  RETURNING s.id, s.workflow_id, s.fencing_term, s.next_mode, s.request_identity, s.input,
+            s.input_digest, s.adapter, s.operation, s.step_class, s.attempts_started, s.attempt_budget
+),
+policy AS (
+  SELECT c.*, sc.lease_ttl_ms, sc.renew_every_ms, sc.attempt_deadline_ms, sc.grace_ms, sc.policy_version,
+         now() + sc.attempt_deadline_ms * ${MS} AS deadline_at,
+         fl_current_epoch() AS epoch
+  FROM claimed c JOIN step_class sc ON sc.name = c.step_class
+),
+new_attempt AS (
+  INSERT INTO attempt (step_id, workflow_id, fencing_term, epoch, owner_session_id, mode,
+                       request_identity, input_digest, deadline_at)
+  SELECT id, workflow_id, fencing_term, epoch, $1, next_mode, request_identity, input_digest, deadline_at
+  FROM policy
+  RETURNING id, step_id
+),
+new_lease AS (
+  INSERT INTO lease (step_id, fencing_term, epoch, workflow_id, attempt_id, owner_session_id,
+                     policy_version, expires_at)
+  SELECT p.id, p.fencing_term, p.epoch, p.workflow_id, a.id, $1, p.policy_version,
+         least(now() + p.lease_ttl_ms * ${MS}, p.deadline_at - p.grace_ms * ${MS})
+  FROM policy p JOIN new_attempt a ON a.step_id = p.id
+  RETURNING step_id, attempt_id, expires_at, checkpoint_version
+),
+acquired AS (
+  INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, expires_at)
+  SELECT p.id, p.fencing_term, p.epoch, $1, 'acquired', l.expires_at
+  FROM policy p JOIN new_lease l ON l.step_id = p.id
+)
+SELECT p.id AS step_id, p.workflow_id, p.fencing_term, p.epoch, l.attempt_id, p.next_mode AS mode,
+       p.request_identity, p.input, p.input_digest, p.adapter, p.operation, p.step_class,
+       p.attempts_started, p.attempt_budget, p.renew_every_ms, p.lease_ttl_ms, p.grace_ms,
+       p.deadline_at, l.expires_at, l.checkpoint_version, now() AS db_now
+FROM policy p JOIN new_lease l ON l.step_id = p.id`,
+};
+
+/**
+ * Renews leases of session $1: ($2 step, $3 term, $4 checkpoint version) triples. A renewal is
+ * granted only while owner, term and checkpoint version match, the lease is open, unexpired and of
+ * the current epoch, the workflow is active, the step class's policy is the one the lease was
+ * granted under, and the attempt deadline minus grace is still ahead. Refusals are explained and
+ * recorded as `renewal_refused` lease events in the same statement.
+ */
+export const renewLeases: NamedSql = {
+  name: "fl_renew_leases",
+  text: `
+WITH request AS (
+  SELECT * FROM unnest($2::uuid[], $3::bigint[], $4::int[]) AS r(step_id, fencing_term, checkpoint_version)
+),
+renewed AS (
+  UPDATE lease l
+  SET renewed_at = now(),
+      expires_at = least(now() + sc.lease_ttl_ms * ${MS}, a.deadline_at - sc.grace_ms * ${MS})
+  FROM request r, attempt a, step s, step_class sc, workflow w
+  WHERE l.step_id = r.step_id
+    AND l.fencing_term = r.fencing_term
+    AND l.owner_session_id = $1
+    AND l.checkpoint_version = r.checkpoint_version
+    AND l.ended_at IS NULL
+    AND l.expires_at > now()
+    AND l.epoch = fl_current_epoch()
+    AND a.id = l.attempt_id
+    AND s.id = l.step_id
+    AND sc.name = s.step_class
+    AND l.policy_version = sc.policy_version
+    AND now() < a.deadline_at - sc.grace_ms * ${MS}
+    AND w.id = l.workflow_id
+    AND w.status = 'active'
+  RETURNING l.step_id, l.fencing_term, l.epoch, l.expires_at
+),
+refused AS (
+  SELECT r.step_id, r.fencing_term, coalesce(l.epoch, fl_current_epoch()) AS epoch,
+         CASE
+           WHEN l.step_id IS NULL OR s.fencing_term > r.fencing_term THEN 'superseded'
+           WHEN l.owner_session_id <> $1 THEN 'not owner'
+           WHEN l.ended_at IS NOT NULL AND l.end_reason = 'revoked' THEN 'revoked'
+           WHEN l.ended_at IS NOT NULL OR l.expires_at <= now() THEN 'expired'
+           WHEN l.epoch <> fl_current_epoch() THEN 'epoch stale'
+           WHEN w.status = 'cancelled' THEN 'cancelled'
+           WHEN w.status <> 'active' THEN 'workflow ' || w.status
+           WHEN l.policy_version <> sc.policy_version THEN 'policy changed'
+           WHEN l.checkpoint_version <> r.checkpoint_version THEN 'checkpoint version mismatch'
+           WHEN now() >= a.deadline_at - sc.grace_ms * ${MS} THEN 'deadline reached'
+           ELSE 'contended'
+         END AS reason
+  FROM request r
+  JOIN step s ON s.id = r.step_id
+  JOIN step_class sc ON sc.name = s.step_class
+  JOIN workflow w ON w.id = s.workflow_id
+  LEFT JOIN lease l ON l.step_id = r.step_id AND l.fencing_term = r.fencing_term
+  LEFT JOIN attempt a ON a.id = l.attempt_id
+  WHERE NOT EXISTS (SELECT 1 FROM renewed x WHERE x.step_id = r.step_id)
+),
+events AS (
+  INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, reason, expires_at)
+  SELECT step_id, fencing_term, epoch, $1, 'renewed'::lease_event_kind, NULL, expires_at FROM renewed
+  UNION ALL
+  SELECT step_id, fencing_term, epoch, $1, 'renewal_refused'::lease_event_kind, reason, NULL FROM refused
+)
+SELECT step_id, fencing_term, expires_at, NULL AS reason, now() AS db_now FROM renewed
+UNION ALL
+SELECT step_id, fencing_term, NULL, reason, now() FROM refused`,
+};
+
+/**
+ * Gracefully hands back work whose invocation has not begun. The step becomes ready at once and
+ * the attempt is not charged to the step's budget.
+ */
+export const releaseLease: NamedSql = {
+  name: "fl_release_lease",
+  text: `
+WITH authority AS (
+  UPDATE lease l
+  SET ended_at = now(), end_reason = 'released'
+  WHERE l.step_id = $2
+    AND l.fencing_term = $3
+    AND l.owner_session_id = $1
+    AND l.ended_at IS NULL
+    AND l.expires_at > now()
+    AND l.epoch = fl_current_epoch()
+    AND EXISTS (
+      SELECT 1 FROM attempt a
+      WHERE a.id = l.attempt_id AND a.checkpoint IN ('created', 'identity_persisted')
+    )
+  RETURNING l.step_id, l.fencing_term, l.epoch, l.attempt_id
+),
+attempt_released AS (
+  UPDATE attempt a
+  SET outcome = 'released', outcome_reason = $4, ended_at = now()
+  FROM authority au
+  WHERE a.id = au.attempt_id
+),
+step_ready AS (
+  UPDATE step s
+  SET state = 'ready', attempts_started = s.attempts_started - 1, next_eligible_at = now(), updated_at = now()
+  FROM authority au
+  WHERE s.id = au.step_id AND s.state = 'leased'
+),
+released AS (
+  INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, reason)
+  SELECT step_id, fencing_term, epoch, $1, 'released', $4 FROM authority
+)
+SELECT step_id FROM authority`,
+};

@@ -1,0 +1,100 @@
+import type { NamedSql } from "../db";
+
+/**
+ * The fenced half of a batch of receipts from session $1: for each ($2 step, $3 term, $4 outcome,
+ * $5 outcome reason, $6 external reference, $7 result) whose lease still holds authority, ends
+ * the lease, concludes the attempt and records the lease's release. Each row is fenced on its own;
+ * rows that lose authority simply do not come back.
+ */
+export const concludeAttempts: NamedSql = {
+  name: "fl_conclude_attempts",
+  text: `
+WITH request AS (
+  SELECT * FROM unnest($2::uuid[], $3::bigint[], $4::attempt_outcome[], $5::text[], $6::text[], $7::jsonb[])
+    AS r(step_id, fencing_term, outcome, outcome_reason, external_reference, observed_result)
+),
+authority AS (
+  UPDATE lease l
+  SET ended_at = now(), end_reason = 'receipt'
+  FROM request r
+  WHERE l.step_id = r.step_id
+    AND l.fencing_term = r.fencing_term
+    AND l.owner_session_id = $1
+    AND l.ended_at IS NULL
+    AND l.expires_at > now()
+    AND l.epoch = fl_current_epoch()
+    AND EXISTS (SELECT 1 FROM workflow w WHERE w.id = l.workflow_id AND w.status = 'active')
+  RETURNING l.step_id, l.fencing_term, l.epoch, l.attempt_id
+),
+concluded AS (
+  UPDATE attempt a
+  SET checkpoint = 'receipt_committed', outcome = r.outcome, outcome_reason = r.outcome_reason,
+      external_reference = coalesce(r.external_reference, a.external_reference),
+      observed_result = coalesce(r.observed_result, a.observed_result),
+      ended_at = now()
+  FROM authority au JOIN request r ON r.step_id = au.step_id
+  WHERE a.id = au.attempt_id
+  RETURNING a.id, a.step_id, a.outcome
+),
+released AS (
+  INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, reason)
+  SELECT step_id, fencing_term, epoch, $1, 'released', 'receipt committed' FROM authority
+)
+SELECT c.id AS attempt_id, c.step_id, c.outcome FROM concluded c`,
+};
+
+/**
+ * Writes receipts and completes their steps: ($1 attempt, $2 verification method, $3 step state,
+ * $4 external reference, $5 result). The receipt copies the attempt's identity, digest and term;
+ * explicit reference and result override what the attempt recorded (reconciliation from a late
+ * observation, or a person's confirmation). In the same statement it releases dependants whose
+ * last dependency this was and completes workflows whose last step this was. Callers hold the
+ * step's authority: a fenced lease (workers), a locked expired lease (recovery), or a review
+ * case version (support).
+ */
+export const completeSteps: NamedSql = {
+  name: "fl_complete_steps",
+  text: `
+WITH request AS (
+  SELECT * FROM unnest($1::uuid[], $2::verification_method[], $3::step_state[], $4::text[], $5::jsonb[])
+    AS r(attempt_id, verification_method, step_state, external_reference, observed_result)
+),
+written AS (
+  INSERT INTO receipt (workflow_id, step_id, attempt_id, input_digest, adapter_version, request_identity,
+                       external_reference, observed_result, verification_method, fencing_term, epoch)
+  SELECT a.workflow_id, a.step_id, a.id, a.input_digest, a.adapter_version, a.request_identity,
+         coalesce(r.external_reference, a.external_reference), coalesce(r.observed_result, a.observed_result),
+         r.verification_method, a.fencing_term, a.epoch
+  FROM request r JOIN attempt a ON a.id = r.attempt_id
+  RETURNING id, step_id, workflow_id
+),
+step_done AS (
+  UPDATE step s
+  SET state = r.step_state, completed_at = now(), updated_at = now(), state_reason = NULL
+  FROM written w JOIN attempt a ON a.step_id = w.step_id JOIN request r ON r.attempt_id = a.id
+  WHERE s.id = w.step_id
+  RETURNING s.id, s.workflow_id
+),
+dependants_released AS (
+  UPDATE step d
+  SET pending_dependencies = d.pending_dependencies - x.n,
+      state = CASE WHEN d.state = 'blocked' AND d.pending_dependencies = x.n THEN 'ready'::step_state ELSE d.state END,
+      next_eligible_at = now(),
+      updated_at = now()
+  FROM (
+    SELECT dep.step_id, count(*)::int AS n
+    FROM step_dependency dep JOIN step_done sd ON sd.id = dep.depends_on_step_id
+    GROUP BY dep.step_id
+  ) x
+  WHERE d.id = x.step_id
+),
+workflow_progress AS (
+  UPDATE workflow w
+  SET steps_remaining = w.steps_remaining - x.n,
+      status = CASE WHEN w.steps_remaining = x.n AND w.status = 'active' THEN 'completed'::workflow_status ELSE w.status END,
+      updated_at = now()
+  FROM (SELECT workflow_id, count(*)::int AS n FROM step_done GROUP BY workflow_id) x
+  WHERE w.id = x.workflow_id
+)
+SELECT id AS receipt_id, step_id FROM written`,
+};

@@ -1,0 +1,212 @@
+/**
+ * Recovery statements. The scan locks a bounded batch of expired open leases (SKIP LOCKED, so
+ * several scanners share the work without overlap), reads each attempt's durable evidence, and
+ * the caller decides in lib/engine/recovery-rules.ts. Every write that follows is guarded again
+ * by the term it observed.
+ */
+import type { NamedSql } from "../db";
+
+const evidenceColumns = `
+  l.step_id, l.fencing_term, l.epoch, l.attempt_id, l.expires_at, l.owner_session_id, l.workflow_id,
+  a.checkpoint, a.mode, a.request_identity, a.external_reference, a.observed_result,
+  s.adapter, s.attempt_budget, s.attempts_started,
+  w.status AS workflow_status,
+  (w.deadline_at IS NOT NULL AND w.deadline_at <= now()) AS workflow_deadline_passed,
+  EXISTS (SELECT 1 FROM receipt r WHERE r.step_id = l.step_id) AS receipt_exists,
+  (
+    SELECT coalesce(jsonb_agg(jsonb_build_object(
+             'id', o.id::text, 'requestIdentity', o.request_identity, 'externalReference', o.external_reference)
+           ORDER BY o.id), '[]'::jsonb)
+    FROM late_observation o
+    WHERE o.step_id = l.step_id AND o.external_reference IS NOT NULL
+  ) AS late_observations`;
+
+const evidenceJoins = `
+  FROM lease l
+  JOIN attempt a ON a.id = l.attempt_id
+  JOIN step s ON s.id = l.step_id
+  JOIN workflow w ON w.id = l.workflow_id`;
+
+/** Locks up to $1 open leases whose expiry has passed on the database clock, oldest first. */
+export const lockExpiredLeases: NamedSql = {
+  name: "fl_lock_expired_leases",
+  text: `
+SELECT ${evidenceColumns}
+${evidenceJoins}
+WHERE l.ended_at IS NULL AND l.expires_at <= now()
+ORDER BY l.expires_at
+LIMIT $1
+FOR UPDATE OF l SKIP LOCKED`,
+};
+
+/** Reads the evidence of one lease ($1 step, $2 term) that this transaction has just ended. */
+export const readLeaseEvidence: NamedSql = {
+  name: "fl_read_lease_evidence",
+  text: `
+SELECT ${evidenceColumns}
+${evidenceJoins}
+WHERE l.step_id = $1 AND l.fencing_term = $2`,
+};
+
+/**
+ * Ends expired leases ($1 steps, $2 observed terms) found by the scan: still open, still expired,
+ * still the observed term. Records `expiry_observed` and marks attempts that never concluded as
+ * having lost their lease.
+ */
+export const endExpiredLeases: NamedSql = {
+  name: "fl_end_expired_leases",
+  text: `
+WITH request AS (
+  SELECT * FROM unnest($1::uuid[], $2::bigint[]) AS r(step_id, fencing_term)
+),
+ended AS (
+  UPDATE lease l
+  SET ended_at = now(), end_reason = 'expired'
+  FROM request r
+  WHERE l.step_id = r.step_id
+    AND l.fencing_term = r.fencing_term
+    AND l.ended_at IS NULL
+    AND l.expires_at <= now()
+  RETURNING l.step_id, l.fencing_term, l.epoch, l.owner_session_id, l.attempt_id, l.expires_at
+),
+observed AS (
+  INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, reason, expires_at)
+  SELECT step_id, fencing_term, epoch, owner_session_id, 'expiry_observed', 'expired on the database clock', expires_at
+  FROM ended
+),
+lost AS (
+  UPDATE attempt a
+  SET outcome = 'lease_lost', outcome_reason = 'lease expired', ended_at = now()
+  FROM ended e
+  WHERE a.id = e.attempt_id AND a.outcome IS NULL
+)
+SELECT step_id, fencing_term FROM ended`,
+};
+
+/** An engineer revokes the open lease of step $1 ($2 reason, $3 actor). */
+export const revokeOpenLease: NamedSql = {
+  name: "fl_revoke_open_lease",
+  text: `
+WITH revoked AS (
+  UPDATE lease l
+  SET ended_at = now(), end_reason = 'revoked'
+  WHERE l.step_id = $1 AND l.ended_at IS NULL
+  RETURNING l.step_id, l.fencing_term, l.epoch, l.owner_session_id, l.attempt_id
+),
+event AS (
+  INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, reason)
+  SELECT step_id, fencing_term, epoch, owner_session_id, 'revoked', $2 || ' (by ' || $3 || ')' FROM revoked
+),
+lost AS (
+  UPDATE attempt a
+  SET outcome = 'lease_lost', outcome_reason = 'lease revoked', ended_at = now()
+  FROM revoked r
+  WHERE a.id = r.attempt_id AND a.outcome IS NULL
+)
+SELECT step_id, fencing_term FROM revoked`,
+};
+
+/**
+ * A worker of session $1 reports that its attempt ($2 step, $3 term) failed ($4 reason). Fenced
+ * like every write; the caller then lets recovery decide from the evidence.
+ */
+export const failAttempt: NamedSql = {
+  name: "fl_fail_attempt",
+  text: `
+WITH authority AS (
+  UPDATE lease l
+  SET ended_at = now(), end_reason = 'failed'
+  WHERE l.step_id = $2
+    AND l.fencing_term = $3
+    AND l.owner_session_id = $1
+    AND l.ended_at IS NULL
+    AND l.expires_at > now()
+    AND l.epoch = fl_current_epoch()
+    AND EXISTS (SELECT 1 FROM workflow w WHERE w.id = l.workflow_id AND w.status = 'active')
+  RETURNING l.step_id, l.fencing_term, l.epoch, l.attempt_id
+),
+failed AS (
+  UPDATE attempt a
+  SET outcome = 'failed', outcome_reason = $4, ended_at = now()
+  FROM authority au
+  WHERE a.id = au.attempt_id
+),
+released AS (
+  INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, reason)
+  SELECT step_id, fencing_term, epoch, $1, 'released', 'attempt failed: ' || $4 FROM authority
+)
+SELECT step_id, fencing_term FROM authority`,
+};
+
+/** Records why each ended lease led to its action. */
+export const recordRecoveryDecisions: NamedSql = {
+  name: "fl_record_recovery_decisions",
+  text: `
+INSERT INTO recovery_decision (step_id, attempt_id, fencing_term, epoch, trigger, category, evidence,
+                               observed_expires_at, decided_by)
+SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[], $5::recovery_trigger[],
+                     $6::recovery_category[], $7::jsonb[], $8::timestamptz[], $9::text[])`,
+};
+
+/**
+ * Makes steps ready again ($1 steps, $2 terms that were decided on, $3 next mode, $4 delay ms,
+ * $5 reason). Guarded by the decided term so a step that moved on is left alone.
+ */
+export const makeStepsReady: NamedSql = {
+  name: "fl_make_steps_ready",
+  text: `
+UPDATE step s
+SET state = 'ready', next_mode = r.next_mode,
+    next_eligible_at = now() + r.delay_ms * interval '1 millisecond',
+    state_reason = r.reason, updated_at = now()
+FROM unnest($1::uuid[], $2::bigint[], $3::attempt_mode[], $4::int[], $5::text[])
+  AS r(step_id, fencing_term, next_mode, delay_ms, reason)
+WHERE s.id = r.step_id AND s.fencing_term = r.fencing_term AND s.state = 'leased'
+RETURNING s.id`,
+};
+
+/**
+ * Puts steps whose outcome only a person can settle under review ($1 steps, $2 terms, $3 reasons,
+ * $4 evidence, $5 review-by hours). One open case per step, enforced by a unique index.
+ */
+export const openReviewCases: NamedSql = {
+  name: "fl_open_review_cases",
+  text: `
+WITH request AS (
+  SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::jsonb[]) AS r(step_id, fencing_term, reason, evidence)
+),
+indeterminate AS (
+  UPDATE step s
+  SET state = 'indeterminate', state_reason = r.reason, updated_at = now()
+  FROM request r
+  WHERE s.id = r.step_id AND s.fencing_term = r.fencing_term AND s.state = 'leased'
+  RETURNING s.id, s.workflow_id
+)
+INSERT INTO review_case (step_id, workflow_id, reason, evidence, review_by)
+SELECT i.id, i.workflow_id, r.reason, r.evidence, now() + $5::int * interval '1 hour'
+FROM indeterminate i JOIN request r ON r.step_id = i.id
+RETURNING id, step_id`,
+};
+
+/**
+ * Ends steps that will not run again ($1 steps, $2 terms, $3 final state, $4 reason). A failed
+ * step fails its workflow with the same reason.
+ */
+export const endSteps: NamedSql = {
+  name: "fl_end_steps",
+  text: `
+WITH request AS (
+  SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::step_state[], $4::text[]) AS r(step_id, fencing_term, state, reason)
+),
+ended AS (
+  UPDATE step s
+  SET state = r.state, state_reason = r.reason, completed_at = now(), updated_at = now()
+  FROM request r
+  WHERE s.id = r.step_id AND s.fencing_term = r.fencing_term AND s.state = 'leased'
+  RETURNING s.id, s.workflow_id, s.state, s.state_reason
+)
+UPDATE workflow w
+SET status = 'failed', status_reason = e.state_reason, updated_at = now()
+FROM ended e
+WHERE w.id = e.workflow_id AND e.state = 'failed' AND w.status = 'active'`,
+};

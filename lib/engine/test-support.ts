@@ -1,0 +1,63 @@
+/**
+ * Helpers for tests of the engine against a real database: build workflows quickly and move a
+ * lease's expiry on the database clock. Used by *.db.test.ts and *.scenario.test.ts only.
+ */
+import type { Pool } from "pg";
+import type { Queryable } from "./db";
+import { createWorkflows, type StepDraft } from "./workflow";
+
+/** A step class with a short lease, so tests that wait for expiry stay fast. */
+export async function createStepClass(
+  db: Queryable,
+  name: string,
+  policy: { leaseTtlMs: number; renewEveryMs: number; attemptDeadlineMs: number; graceMs: number },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO step_class (name, lease_ttl_ms, renew_every_ms, attempt_deadline_ms, grace_ms) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (name) DO UPDATE SET lease_ttl_ms = $2, renew_every_ms = $3, attempt_deadline_ms = $4, grace_ms = $5`,
+    [name, policy.leaseTtlMs, policy.renewEveryMs, policy.attemptDeadlineMs, policy.graceMs],
+  );
+}
+
+/** Creates `count` workflows of one step each; returns their step ids. */
+export async function createSingleStepWorkflows(pool: Pool, count: number, step: Omit<StepDraft, "name">): Promise<string[]> {
+  const ids: string[] = [];
+  for (let offset = 0; offset < count; offset += 500) {
+    const size = Math.min(500, count - offset);
+    const created = await createWorkflows(
+      pool,
+      Array.from({ length: size }, (_, i) => ({
+        kind: "test",
+        input: { n: offset + i },
+        requester: "test",
+        steps: [{ name: "only", ...step }],
+      })),
+    );
+    for (const workflow of created) ids.push(workflow.stepIds.get("only")!);
+  }
+  return ids;
+}
+
+/** Moves the open lease of a step so that it expires `offsetMs` from now on the database clock. */
+export async function setLeaseExpiry(db: Queryable, stepId: string, offsetMs: number): Promise<void> {
+  const result = await db.query(
+    `UPDATE lease SET leased_at = least(leased_at, now() + $2 * interval '1 millisecond' - interval '1 hour'),
+                      expires_at = now() + $2 * interval '1 millisecond'
+     WHERE step_id = $1 AND ended_at IS NULL`,
+    [stepId, offsetMs],
+  );
+  if (result.rowCount !== 1) throw new Error(`setLeaseExpiry: step ${stepId} has no open lease`);
+}
+
+export async function stepState(db: Queryable, stepId: string): Promise<string> {
+  const { rows } = await db.query<{ state: string }>("SELECT state FROM step WHERE id = $1", [stepId]);
+  return rows[0]!.state;
+}
+
+/** Empties every engine table (TRUNCATE fires no row triggers), for tests that share a file's database. */
+export async function truncateEngineTables(db: Queryable): Promise<void> {
+  await db.query(
+    `TRUNCATE workflow, step, step_dependency, attempt, lease, lease_event, receipt, late_observation,
+              fencing_rejection, recovery_decision, review_case, worker_session`,
+  );
+}

@@ -1,0 +1,175 @@
+/**
+ * Workflows and their steps. A workflow is one intent; its steps form a DAG, and a step becomes
+ * ready only when every step it depends on has a receipt.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import type { Pool } from "pg";
+import { inTransaction, run, type Queryable } from "./db";
+import { digestOf } from "./digest";
+import { InvalidWorkflowError } from "./errors";
+import * as sql from "./sql/workflow";
+
+export type StepDraft = {
+  readonly name: string;
+  readonly adapter: string;
+  readonly operation: string;
+  readonly stepClass: string;
+  readonly input?: unknown;
+  readonly attemptBudget?: number;
+  readonly dependsOn?: readonly string[];
+};
+
+export type WorkflowDraft = {
+  readonly kind: string;
+  readonly input: unknown;
+  readonly requester: string;
+  readonly idempotencyKey?: string | null;
+  readonly deadlineAt?: Date | null;
+  readonly steps: readonly StepDraft[];
+};
+
+export type CreatedWorkflow = {
+  readonly workflowId: string;
+  readonly trackingToken: string;
+  /** False when the idempotency key already named a workflow: this is that workflow. */
+  readonly created: boolean;
+  /** False when an existing workflow for the key was created from a different input. */
+  readonly inputMatches: boolean;
+  readonly stepIds: ReadonlyMap<string, string>;
+};
+
+const DEFAULT_ATTEMPT_BUDGET = 5;
+/** Bound on one workflow's size, so one request cannot exhaust the claim scan. */
+export const MAX_STEPS_PER_WORKFLOW = 64;
+
+/** An unguessable tracking token: 192 random bits, URL-safe. */
+export const newTrackingToken = (): string => randomBytes(24).toString("base64url");
+
+function validate(draft: WorkflowDraft): void {
+  if (draft.steps.length === 0) throw new InvalidWorkflowError("a workflow needs at least one step");
+  if (draft.steps.length > MAX_STEPS_PER_WORKFLOW) {
+    throw new InvalidWorkflowError(`a workflow has at most ${MAX_STEPS_PER_WORKFLOW} steps`);
+  }
+  const names = new Set<string>();
+  for (const step of draft.steps) {
+    if (names.has(step.name)) throw new InvalidWorkflowError(`step name "${step.name}" is used twice`);
+    names.add(step.name);
+    if (step.attemptBudget !== undefined && (!Number.isInteger(step.attemptBudget) || step.attemptBudget < 1)) {
+      throw new InvalidWorkflowError(`step "${step.name}": attempt budget must be a positive integer`);
+    }
+  }
+  for (const step of draft.steps) {
+    for (const dependency of step.dependsOn ?? []) {
+      if (!names.has(dependency)) throw new InvalidWorkflowError(`step "${step.name}" depends on unknown step "${dependency}"`);
+    }
+  }
+  assertAcyclic(draft.steps);
+}
+
+function assertAcyclic(steps: readonly StepDraft[]): void {
+  const dependsOn = new Map(steps.map((s) => [s.name, s.dependsOn ?? []]));
+  const done = new Set<string>();
+  const visiting = new Set<string>();
+  const visit = (name: string): void => {
+    if (done.has(name)) return;
+    if (visiting.has(name)) throw new InvalidWorkflowError(`steps form a cycle through "${name}"`);
+    visiting.add(name);
+    for (const next of dependsOn.get(name) ?? []) visit(next);
+    visiting.delete(name);
+    done.add(name);
+  };
+  for (const step of steps) visit(step.name);
+}
+
+/**
+ * Creates workflows with their steps in one transaction. A draft whose idempotency key already
+ * exists returns the existing workflow instead of creating a second one.
+ */
+export async function createWorkflows(pool: Pool, drafts: readonly WorkflowDraft[]): Promise<CreatedWorkflow[]> {
+  drafts.forEach(validate);
+  const planned = drafts.map((draft) => ({
+    draft,
+    workflowId: randomUUID(),
+    trackingToken: newTrackingToken(),
+    inputDigest: digestOf(draft.input),
+    stepIds: new Map(draft.steps.map((step) => [step.name, randomUUID()])),
+  }));
+  return inTransaction(pool, async (client) => {
+    const inserted = await run<{ id: string }>(client, sql.insertWorkflows, [
+      planned.map((p) => p.workflowId),
+      planned.map((p) => p.draft.kind),
+      planned.map((p) => JSON.stringify(p.draft.input ?? null)),
+      planned.map((p) => p.inputDigest),
+      planned.map((p) => p.draft.requester),
+      planned.map((p) => p.trackingToken),
+      planned.map((p) => p.draft.idempotencyKey ?? null),
+      planned.map((p) => p.draft.steps.length),
+      planned.map((p) => p.draft.deadlineAt ?? null),
+    ]);
+    const insertedIds = new Set(inserted.map((row) => row.id));
+    const fresh = planned.filter((p) => insertedIds.has(p.workflowId));
+    await insertStepsOf(client, fresh);
+    const existing = await existingFor(client, planned.filter((p) => !insertedIds.has(p.workflowId)));
+    return planned.map((p): CreatedWorkflow => {
+      if (insertedIds.has(p.workflowId)) {
+        return { workflowId: p.workflowId, trackingToken: p.trackingToken, created: true, inputMatches: true, stepIds: p.stepIds };
+      }
+      const found = existing.get(p.draft.idempotencyKey ?? "");
+      if (!found) throw new Error("createWorkflows: a workflow was neither inserted nor found by its key");
+      return {
+        workflowId: found.id,
+        trackingToken: found.tracking_token,
+        created: false,
+        inputMatches: found.input_digest === p.inputDigest && found.kind === p.draft.kind,
+        stepIds: new Map(),
+      };
+    });
+  });
+}
+
+export async function createWorkflow(pool: Pool, draft: WorkflowDraft): Promise<CreatedWorkflow> {
+  const [created] = await createWorkflows(pool, [draft]);
+  return created!;
+}
+
+type Planned = { draft: WorkflowDraft; workflowId: string; stepIds: Map<string, string> };
+
+async function insertStepsOf(db: Queryable, workflows: readonly Planned[]): Promise<void> {
+  if (workflows.length === 0) return;
+  const steps = workflows.flatMap((w) =>
+    w.draft.steps.map((step, position) => ({ w, step, position, id: w.stepIds.get(step.name)! })),
+  );
+  await run(db, sql.insertSteps, [
+    steps.map((s) => s.id),
+    steps.map((s) => s.w.workflowId),
+    steps.map((s) => s.step.name),
+    steps.map((s) => s.position),
+    steps.map((s) => s.step.adapter),
+    steps.map((s) => s.step.operation),
+    steps.map((s) => s.step.stepClass),
+    steps.map((s) => JSON.stringify(s.step.input ?? null)),
+    steps.map((s) => digestOf(s.step.input)),
+    steps.map((s) => (s.step.dependsOn ?? []).length),
+    steps.map((s) => s.step.attemptBudget ?? DEFAULT_ATTEMPT_BUDGET),
+  ]);
+  const edges = steps.flatMap((s) => (s.step.dependsOn ?? []).map((dependency) => [s.id, s.w.stepIds.get(dependency)!] as const));
+  if (edges.length > 0) {
+    await run(db, sql.insertStepDependencies, [edges.map(([stepId]) => stepId), edges.map(([, dependsOn]) => dependsOn)]);
+  }
+}
+
+type ExistingRow = { id: string; idempotency_key: string; input_digest: string; tracking_token: string; kind: string };
+
+async function existingFor(db: Queryable, duplicates: readonly Planned[]): Promise<Map<string, ExistingRow>> {
+  if (duplicates.length === 0) return new Map();
+  const rows = await run<ExistingRow>(db, sql.findWorkflowsByIdempotencyKey, [
+    duplicates.map((p) => p.draft.idempotencyKey),
+  ]);
+  return new Map(rows.map((row) => [row.idempotency_key, row]));
+}
+
+/** Cancels an active workflow. Returns false when it was not active. */
+export async function cancelWorkflow(db: Queryable, workflowId: string, reason: string): Promise<boolean> {
+  const rows = await run(db, sql.cancelWorkflow, [workflowId, reason]);
+  return rows.length === 1;
+}

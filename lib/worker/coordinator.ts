@@ -1,0 +1,110 @@
+/**
+ * The one interface through which a worker reaches the coordinator. Two transports implement
+ * it: the direct database transport (this file, same engine functions, for one box and
+ * benchmarks) and the HTTP worker protocol (workers on other machines).
+ */
+import type { Pool, PoolClient } from "pg";
+import type { CheckpointAck } from "@/lib/engine/checkpoint";
+import { beginInvocation, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
+import { postLateObservation, type LateObservation } from "@/lib/engine/late-observation";
+import { claimSteps, releaseLease, renewLeases } from "@/lib/engine/lease";
+import { commitReceipts, type ReceiptRequest, type ReceiptResult } from "@/lib/engine/receipt";
+import { reportFailure, runRecoveryScan } from "@/lib/engine/recovery";
+import { heartbeatSession, registerSession, stopSession } from "@/lib/engine/session";
+import type { ClaimedStep, LeaseHandle, RenewRequest, RenewResult } from "@/lib/engine/types";
+
+export type Coordinator = {
+  readonly transport: "direct" | "http";
+  registerSession(): Promise<string>;
+  heartbeat(sessionId: string): Promise<boolean>;
+  stopSession(sessionId: string, reason: string): Promise<void>;
+  claim(sessionId: string, adapters: readonly string[], limit: number): Promise<ClaimedStep[]>;
+  renew(sessionId: string, requests: readonly RenewRequest[]): Promise<RenewResult[]>;
+  persistRequestIdentity(lease: LeaseHandle, proposed: string, adapterVersion: string): Promise<CheckpointAck & { requestIdentity: string }>;
+  beginInvocation(lease: LeaseHandle): Promise<CheckpointAck>;
+  observeResponse(lease: LeaseHandle, externalReference: string | null, result: unknown): Promise<CheckpointAck>;
+  commitReceipts(sessionId: string, requests: readonly ReceiptRequest[]): Promise<ReceiptResult[]>;
+  reportFailure(lease: LeaseHandle, reason: string): Promise<void>;
+  release(lease: LeaseHandle, reason: string): Promise<void>;
+  postLateObservation(lease: LeaseHandle, observation: LateObservation): Promise<void>;
+  /** One bounded recovery pass; returns how many ended leases it decided. */
+  recover(decidedBy: string, batchSize: number): Promise<number>;
+  /** Resolves when work may have become ready, or after `timeoutMs`, whichever is first. */
+  waitForWork(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+};
+
+const READY_CHANNEL = "fenceline_step_ready";
+
+/** The direct database transport: engine functions over a pg pool, woken by LISTEN/NOTIFY. */
+export function directCoordinator(pool: Pool): Coordinator {
+  let listener: PoolClient | null = null;
+  let listening: Promise<void> | null = null;
+  const waiters = new Set<() => void>();
+  const wakeAll = () => {
+    for (const wake of waiters) wake();
+    waiters.clear();
+  };
+
+  const listen = (): Promise<void> => {
+    listening ??= (async () => {
+      const client = await pool.connect();
+      client.on("notification", wakeAll);
+      // A lost listener connection only costs latency: waits fall back to their timeout.
+      client.on("error", () => {
+        listener = null;
+        listening = null;
+        client.release(true);
+      });
+      await client.query(`LISTEN ${READY_CHANNEL}`);
+      listener = client;
+    })().catch(() => {
+      listening = null;
+    });
+    return listening;
+  };
+
+  return {
+    transport: "direct",
+    registerSession: () => registerSession(pool, "direct"),
+    heartbeat: (sessionId) => heartbeatSession(pool, sessionId),
+    stopSession: (sessionId, reason) => stopSession(pool, sessionId, reason),
+    claim: (sessionId, adapters, limit) => claimSteps(pool, sessionId, adapters, limit),
+    renew: (sessionId, requests) => renewLeases(pool, sessionId, requests),
+    persistRequestIdentity: (lease, proposed, adapterVersion) => persistRequestIdentity(pool, lease, proposed, adapterVersion),
+    beginInvocation: (lease) => beginInvocation(pool, lease),
+    observeResponse: (lease, externalReference, result) => observeResponse(pool, lease, externalReference, result),
+    commitReceipts: (sessionId, requests) => commitReceipts(pool, sessionId, requests),
+    reportFailure: async (lease, reason) => {
+      await reportFailure(pool, lease, reason);
+    },
+    release: (lease, reason) => releaseLease(pool, lease, reason),
+    postLateObservation: async (lease, observation) => {
+      await postLateObservation(pool, lease, observation);
+    },
+    recover: async (decidedBy, batchSize) => (await runRecoveryScan(pool, { decidedBy, batchSize })).length,
+    waitForWork: async (timeoutMs) => {
+      await listen();
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          waiters.delete(done);
+          resolve();
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        waiters.add(done);
+      });
+    },
+    close: async () => {
+      wakeAll();
+      if (listener) {
+        const client = listener;
+        listener = null;
+        await client.query(`UNLISTEN ${READY_CHANNEL}`).catch(() => undefined);
+        client.release();
+      }
+    },
+  };
+}
