@@ -1,0 +1,91 @@
+/**
+ * Faults the destination injects, switchable at run time. A profile can be set for all kinds
+ * (`global`) and per kind; a kind's own fields override the global ones field by field. Every
+ * random draw comes from one seeded generator, so a run that sends the same requests in the same
+ * order meets the same faults.
+ */
+import { z } from "zod";
+import { DESTINATION_KINDS, type DestinationKind } from "./sql";
+
+const probability = z.number().min(0).max(1);
+const milliseconds = z.number().int().min(0).max(600_000);
+
+export const faultProfileSchema = z.strictObject({
+  /** Added before the request is handled: `fixedMs` plus a uniform draw in [0, jitterMs). */
+  latency: z.strictObject({ fixedMs: milliseconds, jitterMs: milliseconds.default(0) }).optional(),
+  /** Share of requests answered 500 without any effect. */
+  errorRate: probability.optional(),
+  /** Share of requests answered 429 with Retry-After, without any effect. */
+  rateLimit: z.strictObject({ rate: probability, retryAfterMs: milliseconds }).optional(),
+  /** Share of requests whose effect commits and whose connection is then destroyed unanswered. */
+  dropResponseRate: probability.optional(),
+  /** Share of requests whose effect commits and whose answer is held back for `delayMs`. */
+  lateResponse: z.strictObject({ rate: probability, delayMs: milliseconds }).optional(),
+});
+export type FaultProfile = z.infer<typeof faultProfileSchema>;
+
+export const faultSettingsSchema = z.strictObject({
+  seed: z.number().int().min(0).max(0xffff_ffff).default(1),
+  global: faultProfileSchema.default({}),
+  kinds: z.partialRecord(z.enum(DESTINATION_KINDS), faultProfileSchema).default({}),
+});
+export type FaultSettings = z.infer<typeof faultSettingsSchema>;
+
+export const noFaults: FaultSettings = faultSettingsSchema.parse({});
+
+/** What happens to one request, drawn before it is handled. */
+export type FaultPlan = {
+  delayMs: number;
+  refuse: { status: 429; retryAfterMs: number } | { status: 500 } | null;
+  after: { drop: true } | { lateMs: number } | null;
+};
+
+/** mulberry32: small, fast, and the same sequence for the same seed on every platform. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+export class FaultInjector {
+  private random: () => number;
+
+  constructor(private current: FaultSettings) {
+    this.random = seededRandom(current.seed);
+  }
+
+  get settings(): FaultSettings {
+    return this.current;
+  }
+
+  /** Replaces the settings and restarts the generator from their seed. */
+  replace(settings: FaultSettings): void {
+    this.current = settings;
+    this.random = seededRandom(settings.seed);
+  }
+
+  /** Draws the same number of values whatever the outcome, so one request's faults never shift the next one's. */
+  plan(kind: DestinationKind): FaultPlan {
+    const profile: FaultProfile = { ...this.current.global, ...this.current.kinds[kind] };
+    const [jitter, limited, failed, dropped, late] = [this.random(), this.random(), this.random(), this.random(), this.random()];
+    const delayMs = profile.latency ? profile.latency.fixedMs + Math.floor(jitter * profile.latency.jitterMs) : 0;
+    const refuse =
+      profile.rateLimit && limited < profile.rateLimit.rate
+        ? { status: 429 as const, retryAfterMs: profile.rateLimit.retryAfterMs }
+        : profile.errorRate !== undefined && failed < profile.errorRate
+          ? { status: 500 as const }
+          : null;
+    const after =
+      profile.dropResponseRate !== undefined && dropped < profile.dropResponseRate
+        ? { drop: true as const }
+        : profile.lateResponse && late < profile.lateResponse.rate
+          ? { lateMs: profile.lateResponse.delayMs }
+          : null;
+    return { delayMs, refuse, after };
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Runs the synthetic destination service as its own process:
+ *
+ *   node --import tsx lib/adapters/destination/main.ts
+ *
+ * DESTINATION_DATABASE_URL (or DATABASE_URL) names the database whose `destination` schema holds
+ * its state; DESTINATION_PORT (default 4100) is the loopback port. The ready line is what a
+ * supervisor or harness waits for.
+ */
+import { startDestinationService } from "./service";
+
+const DEFAULT_PORT = 4100;
+
+const databaseUrl = process.env.DESTINATION_DATABASE_URL ?? process.env.DATABASE_URL;
+if (!databaseUrl) {
+  console.error("[destination] DESTINATION_DATABASE_URL (or DATABASE_URL) is not set");
+  process.exit(1);
+}
+const port = process.env.DESTINATION_PORT ? Number(process.env.DESTINATION_PORT) : DEFAULT_PORT;
+if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+  console.error(`[destination] DESTINATION_PORT ${process.env.DESTINATION_PORT} is not a port`);
+  process.exit(1);
+}
+
+const service = await startDestinationService({ databaseUrl, port });
+console.log(`FENCELINE_DESTINATION_READY ${service.url}`);
+
+let stopping = false;
+async function stop(signal: NodeJS.Signals): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  console.log(`[destination] ${signal}: stopping`);
+  try {
+    await service.close();
+    process.exit(0);
+  } catch (error) {
+    console.error(`[destination] stop failed: ${String(error)}`);
+    process.exit(1);
+  }
+}
+process.on("SIGTERM", (signal) => void stop(signal));
+process.on("SIGINT", (signal) => void stop(signal));

@@ -1,0 +1,371 @@
+/**
+ * The synthetic destination service: one HTTP server on loopback offering one destination per
+ * adapter contract, with its own durable state (sql.ts), run-time faults (faults.ts) and an audit
+ * of every effect it applied.
+ *
+ *   POST /fenced/:resource            Fenceline-Epoch, Fenceline-Term, Fenceline-Request-Identity
+ *   POST /idempotent                  Idempotency-Key
+ *   POST /queryable                   Fenceline-Client-Reference
+ *   GET  /queryable/status/:reference
+ *   POST /opaque                      (Fenceline-Request-Identity, recorded for the audit only)
+ *   GET  /admin/faults, PUT /admin/faults
+ *   GET  /admin/audit
+ *
+ * The request body is the effect's payload (JSON, may be empty). An answer is the stored result,
+ * `{ externalReference, destination, ... }`; a replay carries `Fenceline-Replayed: true`.
+ * Refusals are application/problem+json.
+ */
+import { randomUUID } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import type pg from "pg";
+import { run } from "@/lib/engine/db";
+import { digestOf } from "@/lib/engine/digest";
+import { createPool } from "@/lib/db/pool";
+import { FaultInjector, faultSettingsSchema, noFaults, type FaultSettings } from "./faults";
+import {
+  bindingFor,
+  createSchema,
+  duplicateEffects,
+  effectCounts,
+  fencedState,
+  fencedWrite,
+  fenceRegressions,
+  idempotentWrite,
+  plainWrite,
+  queryableStatus,
+  readFaultSettings,
+  writeFaultSettings,
+  DESTINATION_KINDS,
+  type DestinationKind,
+} from "./sql";
+
+export interface DestinationServiceOptions {
+  databaseUrl: string;
+  /** 0 picks a free port. */
+  port: number;
+}
+
+export interface DestinationService {
+  /** http://127.0.0.1:<port>, without a trailing slash. */
+  url: string;
+  /** The service's own pool, for `readAudit` in an in-process checker. */
+  pool: pg.Pool;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 1_048_576;
+/** PostgreSQL bigint: epochs and terms beyond it cannot be stored, so they are refused. */
+const MAX_BIGINT = 9_223_372_036_854_775_807n;
+const PREFIX: Record<DestinationKind, string> = { fenced: "fen", idempotent: "idm", queryable: "qry", opaque: "opq" };
+
+type Reply = {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+};
+
+/** A refusal decided before any effect, answered as application/problem+json. */
+class Problem extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly detail: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+
+  reply(): Reply {
+    return {
+      status: this.status,
+      body: { type: `urn:fenceline:destination:${this.title.replaceAll(" ", "-")}`, title: this.title, status: this.status, detail: this.detail, ...this.extra },
+      headers: { "content-type": "application/problem+json", ...this.headers },
+    };
+  }
+}
+
+/** What an effect route did: applied now, or replayed an earlier result. */
+type Effect = { result: unknown; replayed: boolean };
+
+export async function startDestinationService({ databaseUrl, port }: DestinationServiceOptions): Promise<DestinationService> {
+  const pool = createPool(databaseUrl, { applicationName: "fenceline-destination" });
+  try {
+    await pool.query(createSchema);
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  const [stored] = await run<{ settings: unknown }>(pool, readFaultSettings, []);
+  const faults = new FaultInjector(stored ? faultSettingsSchema.parse(stored.settings) : noFaults);
+  const stopping = new AbortController();
+  const inFlight = new Set<Promise<void>>();
+
+  const server = http.createServer((request, response) => {
+    const handled = handle(request, response).finally(() => inFlight.delete(handled));
+    inFlight.add(handled);
+  });
+
+  async function handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    try {
+      const reply = await route(request, response);
+      if (reply) send(response, reply);
+    } catch (error) {
+      if (stopping.signal.aborted) {
+        response.destroy();
+        return;
+      }
+      send(response, error instanceof Problem ? error.reply() : new Problem(500, "internal error", String(error)).reply());
+    }
+  }
+
+  /** Answers null when the fault plan already dealt with the connection. */
+  async function route(request: http.IncomingMessage, response: http.ServerResponse): Promise<Reply | null> {
+    const path = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
+    const method = request.method ?? "GET";
+    const segments = path.split("/").filter(Boolean).map(decodeURIComponent);
+
+    if (path === "/admin/faults") {
+      if (method === "GET") return { status: 200, body: faults.settings };
+      if (method === "PUT") return { status: 200, body: await putFaults(await readJson(request)) };
+      throw notAllowed(method, path);
+    }
+    if (path === "/admin/audit") {
+      if (method === "GET") return { status: 200, body: await readAudit(pool) };
+      throw notAllowed(method, path);
+    }
+    if (segments[0] === "queryable" && segments[1] === "status" && segments.length === 3) {
+      if (method !== "GET") throw notAllowed(method, path);
+      return { status: 200, body: await statusOf(segments[2]!) };
+    }
+
+    const kind = DESTINATION_KINDS.find((candidate) => candidate === segments[0]);
+    const resource = segments[1];
+    if (!kind || segments.length !== (kind === "fenced" ? 2 : 1)) throw new Problem(404, "not found", `no route ${path}`);
+    if (method !== "POST") throw notAllowed(method, path);
+
+    const payload = await readJson(request);
+    const apply = effectFor(kind, request, payload, resource ?? "");
+    const plan = faults.plan(kind);
+    if (plan.delayMs > 0) await sleep(plan.delayMs, undefined, { signal: stopping.signal });
+    if (plan.refuse?.status === 429) {
+      const seconds = Math.ceil(plan.refuse.retryAfterMs / 1000);
+      throw new Problem(429, "rate limited", `retry after ${plan.refuse.retryAfterMs} ms`, { retryAfterMs: plan.refuse.retryAfterMs }, { "retry-after": String(seconds) });
+    }
+    if (plan.refuse?.status === 500) throw new Problem(500, "injected error", "fault injection: failed before any effect");
+
+    const effect = await apply();
+    if (plan.after && "drop" in plan.after) {
+      // The effect is committed; the caller never learns it.
+      response.socket?.destroy();
+      return null;
+    }
+    if (plan.after) await sleep(plan.after.lateMs, undefined, { signal: stopping.signal });
+    return { status: 200, body: effect.result, headers: effect.replayed ? { "fenceline-replayed": "true" } : {} };
+  }
+
+  /** Validates the request fully before any fault is drawn, and returns the write to run. */
+  function effectFor(kind: DestinationKind, request: http.IncomingMessage, payload: unknown, resource: string): () => Promise<Effect> {
+    const payloadDigest = digestOf(payload);
+    const externalReference = `${PREFIX[kind]}_${randomUUID().replaceAll("-", "")}`;
+    switch (kind) {
+      case "fenced": {
+        const epoch = bigintHeader(request, "fenceline-epoch");
+        const term = bigintHeader(request, "fenceline-term");
+        const identity = requiredHeader(request, "fenceline-request-identity");
+        const result = { externalReference, destination: kind, resource, epoch: String(epoch), term: String(term) };
+        return () => writeFenced(resource, epoch, term, identity, payloadDigest, externalReference, result);
+      }
+      case "idempotent": {
+        const key = requiredHeader(request, "idempotency-key");
+        const result = { externalReference, destination: kind, idempotencyKey: key };
+        return () => writeIdempotent(key, payloadDigest, externalReference, result);
+      }
+      case "queryable": {
+        const reference = requiredHeader(request, "fenceline-client-reference");
+        const result = { externalReference, destination: kind, clientReference: reference };
+        return () => writePlain(kind, reference, payloadDigest, externalReference, result);
+      }
+      case "opaque": {
+        const identity = optionalHeader(request, "fenceline-request-identity");
+        const result = { externalReference, destination: kind };
+        return () => writePlain(kind, identity, payloadDigest, externalReference, result);
+      }
+    }
+  }
+
+  async function writeFenced(
+    resource: string,
+    epoch: bigint,
+    term: bigint,
+    identity: string,
+    payloadDigest: string,
+    externalReference: string,
+    result: unknown,
+  ): Promise<Effect> {
+    const values = [resource, String(epoch), String(term), identity, payloadDigest, externalReference, result];
+    const [written] = await run<{ advanced: boolean; applied: string | null }>(pool, fencedWrite, values);
+    if (written?.applied) return { result, replayed: false };
+    // Read after the write: the fence row and binding it waited on have committed by now.
+    const [state] = await run<{ epoch: string; term: string; external_reference: string | null; result: unknown; payload_digest: string | null }>(
+      pool,
+      fencedState,
+      [resource, identity],
+    );
+    if (!written?.advanced) {
+      throw new Problem(409, "stale term", `term (${epoch}, ${term}) is not newer than the accepted (${state?.epoch}, ${state?.term}) for ${resource}`, {
+        resource,
+        currentEpoch: state?.epoch ?? null,
+        currentTerm: state?.term ?? null,
+      });
+    }
+    if (!state?.external_reference) throw new Problem(500, "internal error", `request ${identity} yielded to a binding that is gone`);
+    if (state.payload_digest !== payloadDigest) throw payloadMismatch("request identity", identity);
+    return { result: state.result, replayed: true };
+  }
+
+  async function writeIdempotent(key: string, payloadDigest: string, externalReference: string, result: unknown): Promise<Effect> {
+    const [written] = await run<{ applied: string | null }>(pool, idempotentWrite, [key, payloadDigest, externalReference, result]);
+    if (written?.applied) return { result, replayed: false };
+    const [bound] = await run<{ result: unknown; payload_digest: string }>(pool, bindingFor, ["idempotent", "", key]);
+    if (!bound) throw new Problem(500, "internal error", `idempotency key ${key} yielded to a binding that is gone`);
+    if (bound.payload_digest !== payloadDigest) throw payloadMismatch("idempotency key", key);
+    return { result: bound.result, replayed: true };
+  }
+
+  async function writePlain(kind: DestinationKind, identity: string | null, payloadDigest: string, externalReference: string, result: unknown): Promise<Effect> {
+    await run(pool, plainWrite, [kind, identity, payloadDigest, externalReference, result]);
+    return { result, replayed: false };
+  }
+
+  async function statusOf(reference: string): Promise<unknown> {
+    const rows = await run<{ external_reference: string; applied_at: Date }>(pool, queryableStatus, [reference]);
+    const [first] = rows;
+    if (!first) return { status: "not_found", clientReference: reference };
+    // A repeated create applied twice: the first effect answers, the count shows the duplicates.
+    return { status: "applied", clientReference: reference, externalReference: first.external_reference, appliedAt: first.applied_at, applications: rows.length };
+  }
+
+  async function putFaults(body: unknown): Promise<FaultSettings> {
+    const parsed = faultSettingsSchema.safeParse(body);
+    if (!parsed.success) {
+      throw new Problem(400, "invalid fault settings", "the fault settings do not match the schema", {
+        issues: parsed.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })),
+      });
+    }
+    await run(pool, writeFaultSettings, [parsed.data]);
+    faults.replace(parsed.data);
+    return parsed.data;
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port: bound } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${bound}`,
+    pool,
+    close: async () => {
+      stopping.abort();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await Promise.allSettled([...inFlight]);
+      await closed;
+      await pool.end();
+    },
+  };
+}
+
+export type DestinationAudit = {
+  effects: Record<DestinationKind, number>;
+  total: number;
+  /** A request identity (fenced identity, idempotency key, client reference) applied more than once. */
+  duplicates: { kind: DestinationKind; resource: string | null; requestIdentity: string; effects: number; externalReferences: string[] }[];
+  /** Fenced effects accepted under a term not newer than the previous one at the same resource. */
+  fenceRegressions: { resource: string; epoch: string; term: string; previousEpoch: string; previousTerm: string; externalReference: string }[];
+};
+
+/** The effect audit, for a checker in the same process (GET /admin/audit serves the same). */
+export async function readAudit(pool: pg.Pool): Promise<DestinationAudit> {
+  const [counts, duplicates, regressions] = await Promise.all([
+    run<{ kind: DestinationKind; effects: number }>(pool, effectCounts, []),
+    run<{ kind: DestinationKind; resource: string | null; request_identity: string; effects: number; external_references: string[] }>(pool, duplicateEffects, []),
+    run<{ resource: string; epoch: string; term: string; previous_epoch: string; previous_term: string; external_reference: string }>(pool, fenceRegressions, []),
+  ]);
+  const effects: Record<DestinationKind, number> = { fenced: 0, idempotent: 0, queryable: 0, opaque: 0 };
+  for (const row of counts) effects[row.kind] = row.effects;
+  return {
+    effects,
+    total: counts.reduce((sum, row) => sum + row.effects, 0),
+    duplicates: duplicates.map((row) => ({
+      kind: row.kind,
+      resource: row.resource,
+      requestIdentity: row.request_identity,
+      effects: row.effects,
+      externalReferences: row.external_references,
+    })),
+    fenceRegressions: regressions.map((row) => ({
+      resource: row.resource,
+      epoch: row.epoch,
+      term: row.term,
+      previousEpoch: row.previous_epoch,
+      previousTerm: row.previous_term,
+      externalReference: row.external_reference,
+    })),
+  };
+}
+
+function send(response: http.ServerResponse, { status, body, headers = {} }: Reply): void {
+  if (response.headersSent || response.destroyed) return;
+  response.writeHead(status, { "content-type": "application/json", ...headers });
+  response.end(JSON.stringify(body));
+}
+
+async function readJson(request: http.IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new Problem(413, "payload too large", `the body exceeds ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new Problem(400, "invalid json", "the body is not JSON");
+  }
+}
+
+function optionalHeader(request: http.IncomingMessage, name: string): string | null {
+  const value = request.headers[name];
+  return typeof value === "string" && value !== "" ? value : null;
+}
+
+function requiredHeader(request: http.IncomingMessage, name: string): string {
+  const value = optionalHeader(request, name);
+  if (value === null) throw new Problem(400, "missing header", `header ${name} is required`);
+  return value;
+}
+
+function bigintHeader(request: http.IncomingMessage, name: string): bigint {
+  const value = requiredHeader(request, name);
+  if (!/^\d{1,19}$/.test(value) || BigInt(value) > MAX_BIGINT) throw new Problem(400, "invalid header", `header ${name} must be a non-negative 64-bit integer`);
+  return BigInt(value);
+}
+
+function notAllowed(method: string, path: string): Problem {
+  return new Problem(405, "method not allowed", `${method} is not allowed on ${path}`);
+}
+
+function payloadMismatch(what: string, value: string): Problem {
+  return new Problem(422, "payload mismatch", `${what} ${value} was first used with a different payload; no effect was applied`);
+}
