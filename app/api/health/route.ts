@@ -1,0 +1,17 @@
+import { pool } from "@/lib/db/pool";
+
+// Answers per request: a cached health check would report a database that is gone.
+export const dynamic = "force-dynamic";
+
+export async function GET(): Promise<Response> {
+  try {
+    await pool().query("SELECT 1");
+    return Response.json({ status: "ok", database: "up" });
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    return Response.json(
+      { type: "about:blank", title: "Database unavailable", status: 503, detail },
+      { status: 503, headers: { "content-type": "application/problem+json" } },
+    );
+  }
+}

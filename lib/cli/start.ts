@@ -1,0 +1,125 @@
+/**
+ * `npm start`: the whole product on one machine. Resolves the database (DATABASE_URL, else the
+ * embedded cluster's `app` database), applies migrations, builds the web app when needed, then
+ * runs the web server and FENCELINE_WORKERS workers (default 2) under one supervisor and prints
+ * the URL once /api/health answers. SIGINT/SIGTERM stop the children first, then the embedded
+ * cluster if this process started it and no other process is using it.
+ *
+ * Environment: PORT (default 3000), FENCELINE_WORKERS, FENCELINE_DATABASE (database name; with
+ * DATABASE_URL it replaces the URL's), FENCELINE_FRESH_DATABASE=1 (drop and recreate that
+ * database first; the e2e suite uses it), DATABASE_URL, EMBEDDED_PG_PORT.
+ */
+import { existsSync, readdirSync, statSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { resolveDatabaseUrl, type ResolvedDatabase } from "../db/database";
+import { deployMigrations } from "../db/migrate.mjs";
+import { log, Supervisor } from "./supervisor";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const port = Number(process.env.PORT ?? 3000);
+const workerCount = Number(process.env.FENCELINE_WORKERS ?? 2);
+const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
+const workerEntry = path.join(root, "lib", "cli", "worker.ts");
+const HEALTH_TIMEOUT_MS = 60_000;
+
+let database: ResolvedDatabase | undefined;
+let shuttingDown = false;
+
+const supervisor = new Supervisor({
+  onUnexpectedExit: (exit) =>
+    void shutdown(1, `${exit.name} exited unexpectedly (code ${exit.code}, signal ${exit.signal}): stopping everything`),
+});
+
+async function shutdown(exitCode: number, reason?: string): Promise<void> {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  if (reason) log("start", reason);
+  await supervisor.stopAll();
+  await database?.stop();
+  process.exit(exitCode);
+}
+
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  // Ctrl-C reaches the children too (same process group); a second signal changes nothing.
+  process.on(signal, () => void shutdown(0, `${signal}: stopping`));
+}
+
+async function main(): Promise<void> {
+  database = await resolveDatabaseUrl({
+    database: process.env.FENCELINE_DATABASE,
+    fresh: process.env.FENCELINE_FRESH_DATABASE === "1",
+  });
+  log("start", `database ${redact(database.url)}${database.embedded ? " (embedded)" : ""}`);
+
+  const applied = await deployMigrations(database.url);
+  log("start", applied.length ? `applied migrations: ${applied.join(", ")}` : "migrations up to date");
+
+  const childEnv = { DATABASE_URL: database.url, NEXT_TELEMETRY_DISABLED: "1" };
+
+  if (buildIsStale()) {
+    log("start", "building the web app (next build)");
+    const build = supervisor.start({ name: "build", command: process.execPath, args: [nextBin, "build"], env: childEnv, cwd: root, oneShot: true });
+    if ((await build.exited).code !== 0) return; // reported by onUnexpectedExit
+  }
+
+  supervisor.start({
+    name: "web",
+    command: process.execPath,
+    args: [nextBin, "start", "-H", "127.0.0.1", "-p", String(port)],
+    env: { ...childEnv, FENCELINE_PROCESS: "fenceline-web" },
+    cwd: root,
+  });
+
+  if (existsSync(workerEntry)) {
+    for (let index = 1; index <= workerCount; index += 1) {
+      supervisor.start({
+        name: `worker-${index}`,
+        command: process.execPath,
+        args: ["--import", "tsx", workerEntry],
+        env: { ...childEnv, FENCELINE_PROCESS: `fenceline-worker-${index}` },
+        cwd: root,
+      });
+    }
+  } else {
+    log("start", "lib/cli/worker.ts does not exist yet: starting no workers");
+  }
+
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(`${url}/api/health`);
+  if (!shuttingDown) log("start", `Fenceline is running at ${url}/ (${supervisor.names().join(", ")})`);
+}
+
+/** A build is needed when there is none, or any source file is newer than it. */
+function buildIsStale(): boolean {
+  const buildId = path.join(root, ".next", "BUILD_ID");
+  if (!existsSync(buildId)) return true;
+  const builtAt = statSync(buildId).mtimeMs;
+  const sources = ["app", "components", "lib", "public", "next.config.ts", "tsconfig.json", "package-lock.json"];
+  return sources.some((source) => newerThan(path.join(root, source), builtAt));
+}
+
+function newerThan(file: string, time: number): boolean {
+  if (!existsSync(file)) return false;
+  const stat = statSync(file);
+  if (!stat.isDirectory()) return stat.mtimeMs > time && !/\.test\.tsx?$/.test(file);
+  return readdirSync(file).some((entry) => newerThan(path.join(file, entry), time));
+}
+
+async function waitForHealth(url: string): Promise<void> {
+  const deadline = Date.now() + HEALTH_TIMEOUT_MS;
+  while (!shuttingDown) {
+    const response = await fetch(url).catch(() => undefined);
+    if (response?.ok) return;
+    if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${HEALTH_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+function redact(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = "***";
+  return parsed.toString();
+}
+
+main().catch((error: unknown) => void shutdown(1, `failed: ${error instanceof Error ? error.message : String(error)}`));

@@ -1,0 +1,119 @@
+/**
+ * Runs the named child processes behind `npm start` (web server, workers, and later the
+ * synthetic destination service and demo traffic) and stops them together.
+ *
+ * Each child is running until it exits. stopAll() moves every running child to stopping: it
+ * sends SIGTERM, and SIGKILL to any child still running after the grace period. An exit that
+ * was neither asked for by stop nor expected (a one-shot task such as `next build`) is reported
+ * through onUnexpectedExit, so the owner can decide to shut everything down.
+ *
+ * Children stay in the supervisor's process group: a signal sent to the whole group (Ctrl-C in a
+ * terminal, Playwright's webServer teardown) reaches them even if the supervisor is killed.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import type { Writable } from "node:stream";
+
+export interface ChildSpec {
+  /** Prefixes every output line, e.g. "web" or "worker-1". Unique among running children. */
+  name: string;
+  command: string;
+  args: string[];
+  /** Added to the supervisor's own environment. */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** A task that finishes by itself (a build): its exit is not reported as unexpected. */
+  oneShot?: boolean;
+}
+
+export interface ChildExit {
+  name: string;
+  /** null when the child was ended by a signal. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface SupervisedChild {
+  name: string;
+  pid: number | undefined;
+  /** Settles when the child has exited, for whatever reason. */
+  exited: Promise<ChildExit>;
+}
+
+export interface SupervisorOptions {
+  /** How long a child may take to exit after SIGTERM before it gets SIGKILL. */
+  stopGraceMs?: number;
+  onUnexpectedExit?: (exit: ChildExit) => void;
+}
+
+const DEFAULT_STOP_GRACE_MS = 10_000;
+
+export class Supervisor {
+  private readonly running = new Map<string, { process: ChildProcess; exited: Promise<ChildExit> }>();
+  private stopping = false;
+
+  constructor(private readonly options: SupervisorOptions = {}) {}
+
+  start(spec: ChildSpec): SupervisedChild {
+    if (this.stopping) throw new Error(`cannot start ${spec.name}: the supervisor is stopping`);
+    if (this.running.has(spec.name)) throw new Error(`a child named ${spec.name} is already running`);
+
+    const child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: { ...process.env, ...spec.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    prefixLines(child.stdout, process.stdout, spec.name);
+    prefixLines(child.stderr, process.stderr, spec.name);
+
+    const exited = new Promise<ChildExit>((resolve) => {
+      child.once("error", (error) => {
+        // Spawn failed (e.g. no such command): no exit event follows.
+        log(spec.name, `could not start: ${error.message}`);
+        resolve({ name: spec.name, code: null, signal: null });
+      });
+      child.once("exit", (code, signal) => resolve({ name: spec.name, code, signal }));
+    }).then((exit) => {
+      this.running.delete(spec.name);
+      if (!this.stopping && !(spec.oneShot && exit.code === 0)) this.options.onUnexpectedExit?.(exit);
+      return exit;
+    });
+
+    this.running.set(spec.name, { process: child, exited });
+    return { name: spec.name, pid: child.pid, exited };
+  }
+
+  /** Names of the children still running, in start order. */
+  names(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /** Stops every running child; resolves when all have exited. Idempotent. */
+  async stopAll(): Promise<ChildExit[]> {
+    this.stopping = true;
+    const graceMs = this.options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+    return Promise.all(
+      [...this.running.entries()].map(async ([name, { process: child, exited }]) => {
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => {
+          log(name, `still running ${graceMs} ms after SIGTERM: sending SIGKILL`);
+          child.kill("SIGKILL");
+        }, graceMs);
+        try {
+          return await exited;
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
+  }
+}
+
+function prefixLines(from: NodeJS.ReadableStream, to: Writable, name: string): void {
+  createInterface({ input: from, crlfDelay: Infinity }).on("line", (line) => to.write(`[${name}] ${line}\n`));
+}
+
+/** Writes one line as the supervisor does for its children, e.g. `[start] ready`. */
+export function log(name: string, message: string): void {
+  process.stdout.write(`[${name}] ${message}\n`);
+}

@@ -1,0 +1,62 @@
+/**
+ * Database handles for a process. `pool()` (node-postgres, for the engine's named SQL) and
+ * `prisma()` (models and simple writes) are created on first use from DATABASE_URL, so importing
+ * this module needs no database: `next build` imports route modules without one.
+ */
+import pg from "pg";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaClient } from "@/lib/generated/prisma/client";
+
+export interface PoolOptions {
+  /** Shown in pg_stat_activity, so a connection can be traced to its process. */
+  applicationName: string;
+  /** Connections per pool. Each web or worker process holds two pools (pg and Prisma). */
+  max?: number;
+}
+
+const DEFAULT_POOL_SIZE = 5;
+
+export function createPool(connectionString: string, { applicationName, max = DEFAULT_POOL_SIZE }: PoolOptions): pg.Pool {
+  const created = new pg.Pool({
+    connectionString,
+    application_name: applicationName,
+    max,
+    idleTimeoutMillis: 10_000,
+    connectionTimeoutMillis: 5_000,
+  });
+  // An idle connection can fail (server restart, terminated backend). Without a listener
+  // node-postgres re-throws it and the process dies; the pool drops that client on its own.
+  created.on("error", (error) => console.error(`[db] idle connection to ${applicationName} failed: ${error.message}`));
+  return created;
+}
+
+/** This process's name in pg_stat_activity: FENCELINE_PROCESS (set by the supervisor) or "fenceline". */
+export function processName(): string {
+  return process.env.FENCELINE_PROCESS ?? "fenceline";
+}
+
+export function databaseUrl(): string {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error("DATABASE_URL is not set (npm start sets it for the processes it runs)");
+  return url;
+}
+
+// Kept on globalThis so `next dev` module reloads reuse one pool instead of leaking one per edit.
+const handles = globalThis as typeof globalThis & { fencelinePool?: pg.Pool; fencelinePrisma?: PrismaClient };
+
+export function pool(): pg.Pool {
+  handles.fencelinePool ??= createPool(databaseUrl(), { applicationName: processName() });
+  return handles.fencelinePool;
+}
+
+export function prisma(): PrismaClient {
+  handles.fencelinePrisma ??= new PrismaClient({
+    adapter: new PrismaPg({
+      connectionString: databaseUrl(),
+      application_name: `${processName()}:prisma`,
+      max: DEFAULT_POOL_SIZE,
+      connectionTimeoutMillis: 5_000,
+    }),
+  });
+  return handles.fencelinePrisma;
+}

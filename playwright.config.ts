@@ -1,0 +1,50 @@
+import { existsSync } from "node:fs";
+import { defineConfig } from "@playwright/test";
+
+// Debian's Chromium: Playwright's own browser download cannot reach its CDN from here.
+const CHROMIUM = "/usr/bin/chromium";
+if (!existsSync(CHROMIUM)) {
+  throw new Error(`${CHROMIUM} is missing: install Debian's browser with \`apt-get install -y chromium\` (.ci/run does).`);
+}
+
+const port = Number(process.env.E2E_PORT ?? 3100);
+const baseURL = `http://127.0.0.1:${port}`;
+
+export default defineConfig({
+  testDir: "e2e",
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  forbidOnly: Boolean(process.env.CI),
+  reporter: [["list"]],
+  use: {
+    baseURL,
+    launchOptions: {
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    },
+  },
+  webServer: {
+    // The start script itself, not `npm start`: npm does not pass SIGTERM on to it.
+    command: "node --import tsx lib/cli/start.ts",
+    url: `${baseURL}/api/health`,
+    // Its own database, emptied at every run.
+    env: { PORT: String(port), FENCELINE_DATABASE: "e2e", FENCELINE_FRESH_DATABASE: "1", NEXT_TELEMETRY_DISABLED: "1" },
+    // Covers a first `next build` on a fresh clone.
+    timeout: 240_000,
+    reuseExistingServer: false,
+    // SIGTERM lets the start script stop its children and the embedded cluster in order.
+    gracefulShutdown: { signal: "SIGTERM", timeout: 20_000 },
+    stdout: "pipe",
+    stderr: "pipe",
+  },
+});
