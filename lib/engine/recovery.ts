@@ -8,7 +8,7 @@
  */
 import type { Pool, PoolClient } from "pg";
 import { contractFor } from "@/lib/adapters/contract";
-import { inTransaction, run, type Queryable } from "./db";
+import { inTransaction, run } from "./db";
 import { AuthorityLostError } from "./errors";
 import { recordRejection } from "./rejection";
 import { completeSteps } from "./receipt";
@@ -238,12 +238,4 @@ async function decideEndedLease(
   if (!row) throw new Error(`recovery: lease ${stepId}/${fencingTerm} vanished inside its own transaction`);
   const [applied] = await applyDecisions(client, [{ row, trigger, decision: decide(row, trigger) }], decidedBy);
   return applied!;
-}
-
-/** Test and tooling helper: how many open leases have expired and await the scan. */
-export async function countExpiredLeases(db: Queryable): Promise<number> {
-  const result = await db.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM lease WHERE ended_at IS NULL AND expires_at <= now()",
-  );
-  return result.rows[0]?.n ?? 0;
 }
