@@ -14,11 +14,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { resolveDatabaseUrl, type ResolvedDatabase } from "../db/database";
 import { deployMigrations } from "../db/migrate.mjs";
+import { integerFromEnv } from "@/lib/env";
 import { log, Supervisor } from "./supervisor";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const port = Number(process.env.PORT ?? 3000);
-const workerCount = Number(process.env.FENCELINE_WORKERS ?? 2);
+const port = integerFromEnv("PORT", 3000, { max: 65_535 });
+const workerCount = integerFromEnv("FENCELINE_WORKERS", 2, { min: 0 });
 const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
 const workerEntry = path.join(root, "lib", "cli", "worker.ts");
 const HEALTH_TIMEOUT_MS = 60_000;

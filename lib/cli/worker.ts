@@ -9,23 +9,16 @@ import { directCoordinator } from "@/lib/worker/coordinator";
 import { defaultHandlers } from "@/lib/worker/handlers";
 import { hooksFromEnvironment } from "@/lib/worker/hooks";
 import { Worker } from "@/lib/worker/worker";
+import { integerFromEnv } from "@/lib/env";
 
-function positiveInteger(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return value;
-}
-
-const concurrency = positiveInteger("FENCELINE_WORKER_CONCURRENCY", 10);
+const concurrency = integerFromEnv("FENCELINE_WORKER_CONCURRENCY", 10);
 const pool = createPool(databaseUrl(), { applicationName: processName(), max: Math.min(20, concurrency + 3) });
 const worker = new Worker({
   coordinator: directCoordinator(pool),
   handlers: defaultHandlers(),
   concurrency,
-  pollIntervalMs: positiveInteger("FENCELINE_POLL_INTERVAL_MS", 1_000),
-  recoveryIntervalMs: positiveInteger("FENCELINE_RECOVERY_INTERVAL_MS", 1_000),
+  pollIntervalMs: integerFromEnv("FENCELINE_POLL_INTERVAL_MS", 1_000),
+  recoveryIntervalMs: integerFromEnv("FENCELINE_RECOVERY_INTERVAL_MS", 1_000),
   hooks: hooksFromEnvironment(),
 });
 

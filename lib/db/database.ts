@@ -11,6 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import pg from "pg";
+import { integerFromEnv } from "../env";
 
 const execFileAsync = promisify(execFile);
 
@@ -58,7 +59,7 @@ export async function resolveDatabaseUrl(options: ResolveOptions = {}): Promise<
     return { url, embedded: false, stop: async () => {} };
   }
 
-  const port = Number(process.env.EMBEDDED_PG_PORT ?? DEFAULT_PORT);
+  const port = integerFromEnv("EMBEDDED_PG_PORT", DEFAULT_PORT, { max: 65_535 });
   const serverUrl = `postgresql://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
   const stop = (await isAccepting(serverUrl)) ? async () => {} : await startCluster(port, serverUrl);
   const url = withDatabase(serverUrl, options.database ?? DEFAULT_DATABASE);

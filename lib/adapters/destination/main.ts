@@ -8,6 +8,7 @@
  * supervisor or harness waits for.
  */
 import { startDestinationService } from "./service";
+import { integerFromEnv } from "@/lib/env";
 
 const DEFAULT_PORT = 4100;
 
@@ -16,11 +17,8 @@ if (!databaseUrl) {
   console.error("[destination] DESTINATION_DATABASE_URL (or DATABASE_URL) is not set");
   process.exit(1);
 }
-const port = process.env.DESTINATION_PORT ? Number(process.env.DESTINATION_PORT) : DEFAULT_PORT;
-if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-  console.error(`[destination] DESTINATION_PORT ${process.env.DESTINATION_PORT} is not a port`);
-  process.exit(1);
-}
+// 0 asks the system for a free port.
+const port = integerFromEnv("DESTINATION_PORT", DEFAULT_PORT, { min: 0, max: 65_535 });
 
 const service = await startDestinationService({ databaseUrl, port });
 console.log(`FENCELINE_DESTINATION_READY ${service.url}`);
