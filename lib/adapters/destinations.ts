@@ -7,7 +7,10 @@
  * effect was applied. UnknownOutcome means the request may or may not have been applied (timeout,
  * dropped connection, unreadable answer): only the contract's repetition policy says what to do.
  */
+import { DefiniteFailure, RateLimited, StaleTermRejected, UnknownOutcome } from "./call-outcome";
 import { registerContract, type AdapterContract } from "./contract";
+
+export { DefiniteFailure, DestinationCallError, RateLimited, StaleTermRejected, UnknownOutcome } from "./call-outcome";
 
 const TIMEOUT_MS = 5_000;
 const CONCURRENCY_LIMIT = 8;
@@ -73,65 +76,6 @@ export const opaqueContract: AdapterContract = {
 
 for (const contract of [fencedContract, idempotentContract, queryableContract, opaqueContract]) registerContract(contract);
 
-export abstract class DestinationCallError extends Error {
-  abstract readonly code: "stale_term" | "rate_limited" | "definite_failure" | "unknown_outcome";
-  constructor(
-    readonly destination: string,
-    message: string,
-  ) {
-    super(`${destination}: ${message}`);
-    this.name = new.target.name;
-  }
-}
-
-/** The fenced destination holds a newer (epoch, term) for the resource; nothing was applied. */
-export class StaleTermRejected extends DestinationCallError {
-  readonly code = "stale_term";
-  constructor(
-    destination: string,
-    readonly currentEpoch: bigint | null,
-    readonly currentTerm: bigint | null,
-  ) {
-    super(destination, `stale term rejected (destination holds epoch ${currentEpoch}, term ${currentTerm})`);
-  }
-}
-
-/** Refused before any effect; try again no sooner than `retryAfterMs`. */
-export class RateLimited extends DestinationCallError {
-  readonly code = "rate_limited";
-  constructor(
-    destination: string,
-    readonly retryAfterMs: number,
-  ) {
-    super(destination, `rate limited, retry after ${retryAfterMs} ms`);
-  }
-}
-
-/** The destination answered that it applied nothing (any other 4xx or 5xx). */
-export class DefiniteFailure extends DestinationCallError {
-  readonly code = "definite_failure";
-  constructor(
-    destination: string,
-    readonly status: number,
-    readonly detail: string,
-  ) {
-    super(destination, `failed with ${status} without effect: ${detail}`);
-  }
-}
-
-/** The request may have been applied: no answer arrived, or it could not be read. */
-export class UnknownOutcome extends DestinationCallError {
-  readonly code = "unknown_outcome";
-  constructor(
-    destination: string,
-    readonly reason: "timeout" | "aborted" | "connection lost" | "unreadable answer",
-    options?: { cause?: unknown },
-  ) {
-    super(destination, `outcome unknown: ${reason}`);
-    if (options?.cause !== undefined) this.cause = options.cause;
-  }
-}
-
 export type DestinationCall = {
   /** Stable per step: every retry presents the same identity. */
   readonly requestIdentity: string;
@@ -141,9 +85,12 @@ export type DestinationCall = {
   readonly signal: AbortSignal;
   /** The effect's content, sent as the JSON body. */
   readonly payload?: unknown;
+  /** This call's timeout; the client's own when absent. */
+  readonly timeoutMs?: number;
 };
 
-export type DestinationResult = { externalReference: string; result: unknown };
+/** `replayed`: the destination answered with the result of an earlier, identical request. */
+export type DestinationResult = { externalReference: string; result: unknown; replayed: boolean };
 
 export type QueryableStatus = { status: "applied"; externalReference: string; applications: number } | { status: "not_found" };
 
@@ -170,9 +117,9 @@ export function queryableClient(baseUrl: string, timeoutMs = queryableContract.t
   return {
     create: (call: DestinationCall): Promise<DestinationResult> =>
       create(queryableContract.name, `${baseUrl}/queryable`, timeoutMs, call, { "fenceline-client-reference": call.requestIdentity }),
-    query: async (clientReference: string, signal: AbortSignal): Promise<QueryableStatus> => {
+    query: async (clientReference: string, signal: AbortSignal, callTimeoutMs = timeoutMs): Promise<QueryableStatus> => {
       const url = `${baseUrl}/queryable/status/${encodeURIComponent(clientReference)}`;
-      const body = await exchange(queryableContract.name, url, { method: "GET", signal }, timeoutMs);
+      const { body } = await exchange(queryableContract.name, url, { method: "GET", signal }, callTimeoutMs);
       const { status, externalReference, applications } = body as { status?: unknown; externalReference?: unknown; applications?: unknown };
       if (status === "not_found") return { status };
       if (status === "applied" && typeof externalReference === "string" && typeof applications === "number") {
@@ -204,10 +151,10 @@ async function create(
     body: JSON.stringify(call.payload ?? null),
     signal: call.signal,
   };
-  const result = await exchange(destination, url, init, timeoutMs);
+  const { body: result, replayed } = await exchange(destination, url, init, call.timeoutMs ?? timeoutMs);
   const externalReference = (result as { externalReference?: unknown } | null)?.externalReference;
   if (typeof externalReference !== "string") throw new UnknownOutcome(destination, "unreadable answer");
-  return { externalReference, result };
+  return { externalReference, result, replayed };
 }
 
 /**
@@ -215,7 +162,12 @@ async function create(
  * anything is sent; once the request is under way, every failure to get a readable answer is an
  * unknown outcome.
  */
-async function exchange(destination: string, url: string, init: RequestInit & { signal: AbortSignal }, timeoutMs: number): Promise<unknown> {
+async function exchange(
+  destination: string,
+  url: string,
+  init: RequestInit & { signal: AbortSignal },
+  timeoutMs: number,
+): Promise<{ body: unknown; replayed: boolean }> {
   init.signal.throwIfAborted();
   const timeout = AbortSignal.timeout(timeoutMs);
   let response: Response;
@@ -227,7 +179,7 @@ async function exchange(destination: string, url: string, init: RequestInit & { 
     const reason = timeout.aborted ? "timeout" : init.signal.aborted ? "aborted" : error instanceof SyntaxError ? "unreadable answer" : "connection lost";
     throw new UnknownOutcome(destination, reason, { cause: error });
   }
-  if (response.ok) return body;
+  if (response.ok) return { body, replayed: response.headers.get("fenceline-replayed") === "true" };
 
   const problem = (body ?? {}) as { detail?: unknown; currentEpoch?: unknown; currentTerm?: unknown; retryAfterMs?: unknown };
   if (response.status === 409) {

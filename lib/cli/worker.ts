@@ -2,7 +2,8 @@
  * `npm run worker`: one worker process. It registers a session (unique per process start),
  * claims and runs steps, and stops gracefully on SIGTERM or SIGINT. Settings come from the
  * environment: DATABASE_URL, FENCELINE_WORKER_CONCURRENCY, FENCELINE_POLL_INTERVAL_MS,
- * FENCELINE_RECOVERY_INTERVAL_MS; checkpoint hooks for tests: see lib/worker/hooks.ts.
+ * FENCELINE_RECOVERY_INTERVAL_MS, FENCELINE_DESTINATION_URL (the synthetic destination service;
+ * without it only pure steps run); checkpoint hooks for tests: see lib/worker/hooks.ts.
  */
 import { createPool, databaseUrl, processName } from "@/lib/db/pool";
 import { directCoordinator } from "@/lib/worker/coordinator";
@@ -15,7 +16,7 @@ const concurrency = integerFromEnv("FENCELINE_WORKER_CONCURRENCY", 10);
 const pool = createPool(databaseUrl(), { applicationName: processName(), max: Math.min(20, concurrency + 3) });
 const worker = new Worker({
   coordinator: directCoordinator(pool),
-  handlers: defaultHandlers(),
+  handlers: defaultHandlers({ destinationUrl: process.env.FENCELINE_DESTINATION_URL }),
   concurrency,
   pollIntervalMs: integerFromEnv("FENCELINE_POLL_INTERVAL_MS", 1_000),
   recoveryIntervalMs: integerFromEnv("FENCELINE_RECOVERY_INTERVAL_MS", 1_000),

@@ -73,3 +73,15 @@ export async function observeResponse(
   );
   return { checkpointVersion: row.checkpoint_version };
 }
+
+/**
+ * Checkpoint 4 for a call that applied nothing: the destination refused it definitely, or a
+ * status query found no trace of the request identity. Recovery may then retry safely.
+ */
+export async function observeEffectAbsent(db: Queryable, lease: LeaseHandle, answer: unknown): Promise<CheckpointAck> {
+  const row = await fencedCheckpoint(db, lease, "observe_effect_absent", sql.observeEffectAbsent, [JSON.stringify(answer ?? null)], {
+    externalReference: null,
+    result: { effect: "absent", answer },
+  });
+  return { checkpointVersion: row.checkpoint_version };
+}

@@ -26,6 +26,7 @@ type ClaimRow = {
   attempt_budget: number;
   lease_ttl_ms: number;
   renew_every_ms: number;
+  attempt_deadline_ms: number;
   grace_ms: number;
   deadline_at: Date;
   expires_at: Date;
@@ -59,6 +60,7 @@ export async function claimSteps(
     attemptBudget: row.attempt_budget,
     leaseTtlMs: row.lease_ttl_ms,
     renewEveryMs: row.renew_every_ms,
+    attemptDeadlineMs: row.attempt_deadline_ms,
     graceMs: row.grace_ms,
     deadlineAt: row.deadline_at,
     expiresAt: row.expires_at,
@@ -95,16 +97,27 @@ export async function renewLeases(
   );
 }
 
+export type ReleaseOptions = {
+  /** The step becomes eligible again this long from now: a wait that holds no lease. */
+  readonly delayMs?: number;
+  /** The invocation began, but the destination answered that it applied nothing. */
+  readonly effectAbsent?: boolean;
+};
+
 /**
- * Hands back work whose invocation has not begun (graceful shutdown). Throws AuthorityLostError
- * when the lease is no longer held, ReleaseRefusedError when the invocation already began.
+ * Hands back work whose invocation has not begun (graceful shutdown, waiting for capacity), or
+ * whose invocation the destination refused without effect (rate limit). Throws
+ * AuthorityLostError when the lease is no longer held, ReleaseRefusedError when the invocation
+ * already began and its effect is not known to be absent.
  */
-export async function releaseLease(db: Queryable, lease: LeaseHandle, reason: string): Promise<void> {
+export async function releaseLease(db: Queryable, lease: LeaseHandle, reason: string, options: ReleaseOptions = {}): Promise<void> {
   const rows = await run<{ step_id: string }>(db, sql.releaseLease, [
     lease.sessionId,
     lease.stepId,
     lease.fencingTerm.toString(),
     reason,
+    Math.max(0, Math.round(options.delayMs ?? 0)),
+    options.effectAbsent ?? false,
   ]);
   if (rows.length === 1) return;
   const rejection = await recordRejection(db, lease, "release", null);

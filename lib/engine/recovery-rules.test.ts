@@ -17,6 +17,8 @@ const evidence = (overrides: Partial<RecoveryEvidence>): RecoveryEvidence => ({
   mode: "execute",
   requestIdentity: "fl-1",
   observedExternalReference: null,
+  observedEffect: null,
+  earlierOutcomeUnknown: false,
   receiptExists: false,
   lateObservations: [],
   contract: opaque,
@@ -135,6 +137,51 @@ describe("budget, deadline and cancellation", () => {
     expect(decideRecovery(evidence({ checkpoint: "created", requestIdentity: null, workflowDeadlinePassed: true }))).toMatchObject({
       category: "give_up",
       reason: "workflow deadline passed",
+    });
+  });
+});
+
+describe("what the destination said about the effect", () => {
+  it("retries with the same identity when the destination answered that nothing was applied", () => {
+    for (const contract of [opaque, idempotent, queryable, fenced]) {
+      expect(decideRecovery(evidence({ contract, checkpoint: "response_observed", observedEffect: "absent" }))).toEqual({
+        category: "retry_same_identity",
+        nextMode: "retry_same_identity",
+      });
+    }
+  });
+
+  it("fails a step whose effect is known to be absent once the budget is spent", () => {
+    expect(decideRecovery(evidence({ checkpoint: "response_observed", observedEffect: "absent", attemptsStarted: 5 }))).toMatchObject({
+      category: "give_up",
+      stepState: "failed",
+    });
+  });
+
+  it("reviews instead of failing when an earlier attempt's outcome is still unknown", () => {
+    const decision = decideRecovery(
+      evidence({ contract: queryable, checkpoint: "response_observed", observedEffect: "absent", attemptsStarted: 5, earlierOutcomeUnknown: true }),
+    );
+    expect(decision.category).toBe("review");
+  });
+
+  it("a status query that never got an answer asks again; at the end of the budget a person decides", () => {
+    const again = evidence({ contract: queryable, checkpoint: "identity_persisted", mode: "status_query", earlierOutcomeUnknown: true });
+    expect(decideRecovery(again)).toEqual({ category: "status_query", nextMode: "status_query" });
+    expect(decideRecovery({ ...again, attemptsStarted: 5 }).category).toBe("review");
+  });
+
+  it("a status query that found nothing leads to a retry with the same identity, not another query", () => {
+    expect(
+      decideRecovery(evidence({ contract: queryable, checkpoint: "response_observed", mode: "status_query", observedEffect: "absent", earlierOutcomeUnknown: true })),
+    ).toEqual({ category: "retry_same_identity", nextMode: "retry_same_identity" });
+  });
+
+  it("reconciles an observed effect that came without an external reference", () => {
+    expect(decideRecovery(evidence({ checkpoint: "response_observed", observedEffect: "present" }))).toEqual({
+      category: "reconcile",
+      externalReference: null,
+      source: "attempt",
     });
   });
 });

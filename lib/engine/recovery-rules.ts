@@ -33,6 +33,14 @@ export type RecoveryEvidence = {
   readonly requestIdentity: string | null;
   /** The external reference this attempt durably observed (checkpoint 4), if any. */
   readonly observedExternalReference: string | null;
+  /**
+   * What the destination told this attempt about its effect: present (it answered with a
+   * result), absent (it answered that nothing was applied, or a status query found nothing),
+   * or null (no answer was observed).
+   */
+  readonly observedEffect: "present" | "absent" | null;
+  /** An earlier attempt of this step began an invocation whose effect was never observed. */
+  readonly earlierOutcomeUnknown: boolean;
   readonly receiptExists: boolean;
   readonly lateObservations: readonly LateObservationEvidence[];
   readonly contract: AdapterContract;
@@ -46,7 +54,7 @@ export type RecoveryDecision =
   | { readonly category: "acknowledge" }
   | {
       readonly category: "reconcile";
-      readonly externalReference: string;
+      readonly externalReference: string | null;
       /** Where the evidence came from: this attempt's checkpoint or a late observation. */
       readonly source: "attempt" | "late_observation";
     }
@@ -66,7 +74,8 @@ export function decideRecovery(evidence: RecoveryEvidence): RecoveryDecision {
   const observed = decideFromObservations(evidence);
   if (observed) return observed;
 
-  if (!invocationBegan(evidence.checkpoint)) return decideBeforeInvocation(evidence);
+  // The destination said nothing was applied: as safe as never having called it.
+  if (evidence.observedEffect === "absent" || !invocationBegan(evidence.checkpoint)) return decideBeforeInvocation(evidence);
   return decideAfterInvocation(evidence);
 }
 
@@ -88,7 +97,10 @@ function decideFromObservations(evidence: RecoveryEvidence): RecoveryDecision | 
     };
   }
   const [reference] = references;
-  if (reference === undefined) return null;
+  if (reference === undefined) {
+    // An effect answered without a reference is still an observed effect.
+    return evidence.observedEffect === "present" ? { category: "reconcile", externalReference: null, source: "attempt" } : null;
+  }
   return {
     category: "reconcile",
     externalReference: reference,
@@ -98,8 +110,15 @@ function decideFromObservations(evidence: RecoveryEvidence): RecoveryDecision | 
 
 function decideBeforeInvocation(evidence: RecoveryEvidence): RecoveryDecision {
   const stop = reasonToStop(evidence);
-  if (stop) return stop;
-  if (evidence.mode === "status_query") return { category: "status_query", nextMode: "status_query" };
+  if (stop) {
+    // Stopping is only silent when no earlier call may have acted; otherwise a person decides.
+    if (evidence.earlierOutcomeUnknown && evidence.contract.externalEffect) {
+      return { category: "review", reason: `${stop.reason} while an earlier attempt's outcome is unknown` };
+    }
+    return stop;
+  }
+  // A status query that got no answer asks again; one that found nothing leads to a retry.
+  if (evidence.mode === "status_query" && evidence.observedEffect === null) return { category: "status_query", nextMode: "status_query" };
   if (evidence.checkpoint === "created" && evidence.requestIdentity === null) {
     return { category: "make_ready", nextMode: evidence.mode };
   }
@@ -135,7 +154,7 @@ function decideAfterInvocation(evidence: RecoveryEvidence): RecoveryDecision {
 }
 
 /** Reasons a step whose invocation never began ends here instead of running again. */
-function reasonToStop(evidence: RecoveryEvidence): RecoveryDecision | null {
+function reasonToStop(evidence: RecoveryEvidence): Extract<RecoveryDecision, { category: "give_up" }> | null {
   if (evidence.workflowStatus === "cancelled") {
     return { category: "give_up", stepState: "cancelled", reason: "workflow cancelled" };
   }

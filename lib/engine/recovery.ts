@@ -42,6 +42,8 @@ type EvidenceRow = {
   request_identity: string | null;
   external_reference: string | null;
   observed_result: unknown;
+  observed_effect: "present" | "absent" | null;
+  earlier_outcome_unknown: boolean;
   adapter: string;
   attempt_budget: number;
   attempts_started: number;
@@ -65,6 +67,8 @@ function decide(row: EvidenceRow, trigger: RecoveryTrigger): RecoveryDecision {
     mode: row.mode,
     requestIdentity: row.request_identity,
     observedExternalReference: row.checkpoint === "response_observed" ? row.external_reference : null,
+    observedEffect: row.observed_effect,
+    earlierOutcomeUnknown: row.earlier_outcome_unknown,
     receiptExists: row.receipt_exists,
     lateObservations: row.late_observations,
     contract: contractFor(row.adapter),
@@ -83,6 +87,8 @@ function evidenceSummary(row: EvidenceRow, trigger: RecoveryTrigger) {
     mode: row.mode,
     requestIdentity: row.request_identity,
     externalReference: row.external_reference,
+    observedEffect: row.observed_effect,
+    earlierOutcomeUnknown: row.earlier_outcome_unknown,
     receiptExists: row.receipt_exists,
     lateObservationIds: row.late_observations.map((o) => o.id),
     adapter: { name: contract.name, version: contract.version, idempotencyKeys: contract.idempotencyKeys,

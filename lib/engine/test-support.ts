@@ -58,6 +58,6 @@ export async function stepState(db: Queryable, stepId: string): Promise<string> 
 export async function truncateEngineTables(db: Queryable): Promise<void> {
   await db.query(
     `TRUNCATE workflow, step, step_dependency, attempt, lease, lease_event, receipt, late_observation,
-              fencing_rejection, recovery_decision, review_case, worker_session`,
+              fencing_rejection, recovery_decision, review_case, worker_session, adapter_permit, adapter_capacity`,
   );
 }

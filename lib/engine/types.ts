@@ -25,6 +25,8 @@ export type ClaimedStep = {
   readonly attemptBudget: number;
   readonly leaseTtlMs: number;
   readonly renewEveryMs: number;
+  /** The step class's attempt deadline: how long one attempt's authority may last in all. */
+  readonly attemptDeadlineMs: number;
   /** Time kept after the last possible expiry (deadline − grace) to record a timeout observation. */
   readonly graceMs: number;
   readonly deadlineAt: Date;

@@ -35,7 +35,7 @@ export class AttemptRun {
     readonly step: ClaimedStep,
     sessionId: string,
     private readonly coordinator: Coordinator,
-    claimSentAtMs: number,
+    private readonly claimSentAtMs: number,
     private readonly log: (line: string) => void,
   ) {
     this.lease = { stepId: step.stepId, fencingTerm: step.fencingTerm, sessionId };
@@ -48,10 +48,15 @@ export class AttemptRun {
     return this.controller.signal;
   }
 
+  /** The longest an attempt of this step class may work: attempt deadline, less grace and margin. */
+  get authorityWindowMs(): number {
+    return this.step.attemptDeadlineMs - this.step.graceMs - this.safetyMarginMs;
+  }
+
   /** Local time by which the handler must have finished: the last possible expiry, minus margin. */
-  handlerDeadlineMs(claimSentAtMs: number): number {
+  handlerDeadlineMs(): number {
     const lastExpiry = this.step.deadlineAt.getTime() - this.step.graceMs;
-    return claimSentAtMs + (lastExpiry - this.step.dbNow.getTime()) - this.safetyMarginMs;
+    return this.claimSentAtMs + (lastExpiry - this.step.dbNow.getTime()) - this.safetyMarginMs;
   }
 
   startRenewing(): void {

@@ -5,9 +5,10 @@
  */
 import type { Pool, PoolClient } from "pg";
 import type { CheckpointAck } from "@/lib/engine/checkpoint";
-import { beginInvocation, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
+import { beginInvocation, observeEffectAbsent, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
 import { postLateObservation, type LateObservation } from "@/lib/engine/late-observation";
-import { claimSteps, releaseLease, renewLeases } from "@/lib/engine/lease";
+import { claimSteps, releaseLease, renewLeases, type ReleaseOptions } from "@/lib/engine/lease";
+import { acquirePermit, holdPermit, releasePermit, sweepPermits, type Permit, type PermitRequest } from "@/lib/engine/permit";
 import { commitReceipts, type ReceiptRequest, type ReceiptResult } from "@/lib/engine/receipt";
 import { reportFailure, runRecoveryScan } from "@/lib/engine/recovery";
 import { heartbeatSession, registerSession, stopSession } from "@/lib/engine/session";
@@ -23,11 +24,15 @@ export type Coordinator = {
   persistRequestIdentity(lease: LeaseHandle, proposed: string, adapterVersion: string): Promise<CheckpointAck & { requestIdentity: string }>;
   beginInvocation(lease: LeaseHandle): Promise<CheckpointAck>;
   observeResponse(lease: LeaseHandle, externalReference: string | null, result: unknown): Promise<CheckpointAck>;
+  observeEffectAbsent(lease: LeaseHandle, answer: unknown): Promise<CheckpointAck>;
+  acquirePermit(lease: LeaseHandle, request: PermitRequest): Promise<Permit | null>;
+  releasePermit(permitId: string): Promise<void>;
+  holdPermit(permitId: string, reason: string, holdMs: number): Promise<void>;
   commitReceipts(sessionId: string, requests: readonly ReceiptRequest[]): Promise<ReceiptResult[]>;
   reportFailure(lease: LeaseHandle, reason: string): Promise<void>;
-  release(lease: LeaseHandle, reason: string): Promise<void>;
+  release(lease: LeaseHandle, reason: string, options?: ReleaseOptions): Promise<void>;
   postLateObservation(lease: LeaseHandle, observation: LateObservation): Promise<void>;
-  /** One bounded recovery pass; returns how many ended leases it decided. */
+  /** One bounded recovery pass (expired leases, then adapter permits); returns how many it settled. */
   recover(decidedBy: string, batchSize: number): Promise<number>;
   /** Resolves when work may have become ready, or after `timeoutMs`, whichever is first. */
   waitForWork(timeoutMs: number): Promise<void>;
@@ -74,15 +79,20 @@ export function directCoordinator(pool: Pool): Coordinator {
     persistRequestIdentity: (lease, proposed, adapterVersion) => persistRequestIdentity(pool, lease, proposed, adapterVersion),
     beginInvocation: (lease) => beginInvocation(pool, lease),
     observeResponse: (lease, externalReference, result) => observeResponse(pool, lease, externalReference, result),
+    observeEffectAbsent: (lease, answer) => observeEffectAbsent(pool, lease, answer),
+    acquirePermit: (lease, request) => acquirePermit(pool, lease, request),
+    releasePermit: (permitId) => releasePermit(pool, permitId),
+    holdPermit: (permitId, reason, holdMs) => holdPermit(pool, permitId, reason, holdMs),
     commitReceipts: (sessionId, requests) => commitReceipts(pool, sessionId, requests),
     reportFailure: async (lease, reason) => {
       await reportFailure(pool, lease, reason);
     },
-    release: (lease, reason) => releaseLease(pool, lease, reason),
+    release: (lease, reason, options) => releaseLease(pool, lease, reason, options),
     postLateObservation: async (lease, observation) => {
       await postLateObservation(pool, lease, observation);
     },
-    recover: async (decidedBy, batchSize) => (await runRecoveryScan(pool, { decidedBy, batchSize })).length,
+    recover: async (decidedBy, batchSize) =>
+      (await runRecoveryScan(pool, { decidedBy, batchSize })).length + (await sweepPermits(pool, batchSize)),
     waitForWork: async (timeoutMs) => {
       await listen();
       await new Promise<void>((resolve) => {

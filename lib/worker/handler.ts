@@ -13,12 +13,47 @@ export type Invocation = {
   readonly fencingTerm: bigint;
   readonly epoch: bigint;
   readonly signal: AbortSignal;
+  /** The call's own timeout: the adapter's, which always fits inside the attempt's authority. */
+  readonly timeoutMs: number;
 };
 
 export type DestinationAnswer = {
   readonly externalReference: string | null;
   readonly result: unknown;
 };
+
+/** What a status query learned about the step's request identity. */
+export type StatusAnswer =
+  | { readonly status: "applied"; readonly externalReference: string; readonly result: unknown }
+  | { readonly status: "not_found"; readonly result: unknown };
+
+export type StatusQuery = {
+  readonly requestIdentity: string;
+  readonly signal: AbortSignal;
+  readonly timeoutMs: number;
+};
+
+/**
+ * Thrown to wait without holding a lease: the lease is released and the step becomes eligible
+ * again after `delayMs`. The wait is not charged to the step's attempt budget.
+ */
+export class WaitRequested extends Error {
+  constructor(
+    readonly delayMs: number,
+    reason: string,
+  ) {
+    super(reason);
+    this.name = "WaitRequested";
+  }
+}
+
+/** A status query found no trace of the request identity: the effect is absent. */
+export class EffectAbsent extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = "EffectAbsent";
+  }
+}
 
 export type StepContext = {
   readonly stepId: string;
@@ -27,6 +62,8 @@ export type StepContext = {
   readonly input: unknown;
   /** `status_query` when recovery asked to learn what happened instead of acting again. */
   readonly mode: AttemptMode;
+  /** The step's request identity when an earlier attempt persisted it; null on a first try. */
+  readonly requestIdentity: string | null;
   /** Fires when authority is lost or uncertain, the workflow is cancelled, or the worker stops. */
   readonly signal: AbortSignal;
   /**
@@ -34,6 +71,13 @@ export type StepContext = {
    * began, calls `call`, and makes the destination's answer durable before returning it.
    */
   invoke(call: (invocation: Invocation) => Promise<DestinationAnswer>): Promise<DestinationAnswer>;
+  /**
+   * Asks the destination what happened to the step's request identity (operation class
+   * `query`; no effect). `applied` comes back for the handler to conclude with verification
+   * `status_query`; `not_found` is recorded as an absent effect and ends the attempt, so that
+   * recovery retries with the same identity.
+   */
+  query(call: (query: StatusQuery) => Promise<StatusAnswer>): Promise<Extract<StatusAnswer, { status: "applied" }>>;
 };
 
 export type StepOutcome = StepConclusion;

@@ -4,12 +4,25 @@
  * scan. On stop it claims nothing more, releases work whose invocation has not begun, and gives
  * the rest a bounded time to finish; whatever is left is recovered from evidence after expiry.
  */
-import { contractFor } from "@/lib/adapters/contract";
+import { DefiniteFailure, RateLimited, StaleTermRejected } from "@/lib/adapters/call-outcome";
+import { contractFor, type AdapterContract } from "@/lib/adapters/contract";
 import { AuthorityLostError } from "@/lib/engine/errors";
+import { HELD_PERMIT_FACTOR, type Permit } from "@/lib/engine/permit";
 import type { ClaimedStep } from "@/lib/engine/types";
 import { AttemptRun } from "./attempt-run";
 import type { Coordinator } from "./coordinator";
-import { invalidOutcome, type DestinationAnswer, type HandlerRegistry, type Invocation, type StepContext, type StepOutcome } from "./handler";
+import {
+  EffectAbsent,
+  invalidOutcome,
+  WaitRequested,
+  type DestinationAnswer,
+  type HandlerRegistry,
+  type Invocation,
+  type StatusAnswer,
+  type StatusQuery,
+  type StepContext,
+  type StepOutcome,
+} from "./handler";
 import { noHooks, type CheckpointHooks } from "./hooks";
 import { ReceiptBatcher } from "./receipt-batcher";
 
@@ -30,6 +43,10 @@ export type WorkerOptions = {
 };
 
 const jitter = (ms: number) => ms * (0.9 + Math.random() * 0.2);
+/** How long a step waits, without a lease, when its adapter has no free capacity. */
+const NO_CAPACITY_WAIT_MS = 250;
+/** A permit outlives its call's timeout by this much before a sweep may reclaim it. */
+const PERMIT_MARGIN_MS = 1_000;
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class Worker {
@@ -150,7 +167,7 @@ export class Worker {
 
   private startAttempt(step: ClaimedStep, claimSentAtMs: number): void {
     const run = new AttemptRun(step, this.sessionId, this.coordinator, claimSentAtMs, this.log);
-    const done = this.runAttempt(run, claimSentAtMs).finally(() => {
+    const done = this.runAttempt(run).finally(() => {
       run.stop();
       this.running.delete(step.stepId);
       this.slotFreed();
@@ -158,12 +175,12 @@ export class Worker {
     this.running.set(step.stepId, { run, done });
   }
 
-  private async runAttempt(run: AttemptRun, claimSentAtMs: number): Promise<void> {
+  private async runAttempt(run: AttemptRun): Promise<void> {
     const { step } = run;
     run.startRenewing();
     try {
       await this.hooks.reached("claimed", step);
-      const outcome = await this.runHandler(run, claimSentAtMs);
+      const outcome = await this.runHandler(run);
       const invalid = invalidOutcome(outcome);
       if (invalid) {
         await this.coordinator.reportFailure(run.lease, invalid);
@@ -178,10 +195,10 @@ export class Worker {
     }
   }
 
-  private async runHandler(run: AttemptRun, claimSentAtMs: number): Promise<StepOutcome> {
+  private async runHandler(run: AttemptRun): Promise<StepOutcome> {
     const handler = this.handlers.get(run.step.adapter);
     if (!handler) throw new Error(`no handler for adapter ${run.step.adapter}`);
-    const remainingMs = run.handlerDeadlineMs(claimSentAtMs) - performance.now();
+    const remainingMs = run.handlerDeadlineMs() - performance.now();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -205,30 +222,122 @@ export class Worker {
       operation: step.operation,
       input: step.input,
       mode: step.mode,
+      requestIdentity: step.requestIdentity,
       signal: run.signal,
       invoke: (call) => this.invoke(run, call),
+      query: (call) => this.query(run, call),
     };
   }
 
-  /** Crosses the effect boundary with its three fenced checkpoints around the call. */
+  /**
+   * Crosses the effect boundary: identity persisted, an adapter permit, invocation began, the
+   * call, and its answer made durable. What the destination said decides what happens next: an
+   * answer is observed as a present effect; a definite refusal as an absent one (recovery may
+   * retry); a rate limit releases the lease to wait; anything else leaves the outcome unknown,
+   * and the permit stays held.
+   */
   private async invoke(run: AttemptRun, call: (invocation: Invocation) => Promise<DestinationAnswer>): Promise<DestinationAnswer> {
     const { step, lease } = run;
-    run.assertHolding();
     const contract = contractFor(step.adapter);
-    const identity = await run.serialize(() => this.coordinator.persistRequestIdentity(lease, `fl-${step.stepId}`, contract.version));
-    run.checkpointVersion = identity.checkpointVersion;
-    await this.hooks.reached("identity_persisted", step);
-    run.assertHolding();
-    const began = await run.serialize(() => this.coordinator.beginInvocation(lease));
-    run.checkpointVersion = began.checkpointVersion;
-    run.invocationBegan = true;
-    await this.hooks.reached("invocation_began", step);
-    const answer = await call({ requestIdentity: identity.requestIdentity, fencingTerm: step.fencingTerm, epoch: step.epoch, signal: run.signal });
+    const requestIdentity = await this.persistIdentity(run, contract);
+    const permit = await this.takePermit(run, contract, "create", requestIdentity);
+    let answer: DestinationAnswer;
+    try {
+      run.assertHolding();
+      const began = await run.serialize(() => this.coordinator.beginInvocation(lease));
+      run.checkpointVersion = began.checkpointVersion;
+      run.invocationBegan = true;
+      await this.hooks.reached("invocation_began", step);
+      answer = await call({ requestIdentity, fencingTerm: step.fencingTerm, epoch: step.epoch, signal: run.signal, timeoutMs: contract.timeoutMs });
+    } catch (error) {
+      await this.settlePermit(permit, contract, run.invocationBegan && !answeredWithoutEffect(error) ? error : null);
+      if (!run.invocationBegan) throw error;
+      if (error instanceof RateLimited) throw new WaitRequested(error.retryAfterMs, error.message);
+      if (answeredWithoutEffect(error)) await this.recordEffectAbsent(run, { code: error.code, message: error.message });
+      throw error;
+    }
+    await this.settlePermit(permit, contract, null);
     await this.hooks.reached("destination_answered", step);
     const observed = await run.serialize(() => this.coordinator.observeResponse(lease, answer.externalReference, answer.result));
     run.checkpointVersion = observed.checkpointVersion;
     await this.hooks.reached("response_observed", step);
     return answer;
+  }
+
+  /**
+   * A status query: asks the destination about the step's request identity. It has no effect,
+   * so no invocation begins; a query that gets no answer leaves the attempt at its identity
+   * checkpoint, and recovery asks again.
+   */
+  private async query(run: AttemptRun, call: (query: StatusQuery) => Promise<StatusAnswer>): Promise<Extract<StatusAnswer, { status: "applied" }>> {
+    const { step } = run;
+    const contract = contractFor(step.adapter);
+    if (!contract.operationClasses.includes("query")) throw new Error(`adapter ${contract.name} does not answer status queries`);
+    if (step.requestIdentity === null) throw new Error("a status query needs the request identity of an earlier attempt");
+    const requestIdentity = await this.persistIdentity(run, contract);
+    const permit = await this.takePermit(run, contract, "query", requestIdentity);
+    let answer: StatusAnswer;
+    try {
+      run.assertHolding();
+      answer = await call({ requestIdentity, signal: run.signal, timeoutMs: contract.timeoutMs });
+    } finally {
+      await this.settlePermit(permit, contract, null);
+    }
+    if (answer.status === "applied") return answer;
+    await this.recordEffectAbsent(run, { status: answer.status, answer: answer.result });
+    throw new EffectAbsent(`status query found no trace of ${requestIdentity}`);
+  }
+
+  /** Checkpoint 2, after checking that a call could finish inside the attempt's authority. */
+  private async persistIdentity(run: AttemptRun, contract: AdapterContract): Promise<string> {
+    const { step, lease } = run;
+    run.assertHolding();
+    // A call must be able to end, by answer or by timeout, while the attempt still has authority.
+    if (contract.timeoutMs >= run.authorityWindowMs) {
+      throw new Error(
+        `deadline hierarchy: adapter ${contract.name} times out after ${contract.timeoutMs} ms, not inside the ${run.authorityWindowMs} ms ` +
+          `an attempt of step class ${step.stepClass} may work (deadline ${step.attemptDeadlineMs} ms less grace and margin)`,
+      );
+    }
+    if (run.handlerDeadlineMs() - performance.now() <= contract.timeoutMs) {
+      throw new Error(`too little authority left for a ${contract.timeoutMs} ms call: not calling`);
+    }
+    const identity = await run.serialize(() => this.coordinator.persistRequestIdentity(lease, `fl-${step.stepId}`, contract.version));
+    run.checkpointVersion = identity.checkpointVersion;
+    await this.hooks.reached("identity_persisted", step);
+    return identity.requestIdentity;
+  }
+
+  private async takePermit(run: AttemptRun, contract: AdapterContract, operationClass: "create" | "query", requestIdentity: string): Promise<Permit> {
+    const permit = await this.coordinator.acquirePermit(run.lease, {
+      adapter: contract.name,
+      operationClass,
+      limit: contract.concurrencyLimit,
+      ttlMs: contract.timeoutMs + PERMIT_MARGIN_MS,
+      requestIdentity,
+    });
+    if (!permit) {
+      run.assertHolding();
+      throw new WaitRequested(jitter(NO_CAPACITY_WAIT_MS), `no ${contract.name} ${operationClass} capacity free`);
+    }
+    return permit;
+  }
+
+  /** Returns the permit, or keeps it held when the call's outcome is unknown (`unknownBecause`). */
+  private async settlePermit(permit: Permit, contract: AdapterContract, unknownBecause: unknown): Promise<void> {
+    try {
+      if (unknownBecause === null) await this.coordinator.releasePermit(permit.permitId);
+      else await this.coordinator.holdPermit(permit.permitId, `outcome unknown: ${String(unknownBecause)}`.slice(0, 500), HELD_PERMIT_FACTOR * (contract.timeoutMs + PERMIT_MARGIN_MS));
+    } catch (error) {
+      // The sweep settles a permit whose holder could not.
+      this.log(`permit ${permit.permitId}: ${String(error)}`);
+    }
+  }
+
+  private async recordEffectAbsent(run: AttemptRun, answer: unknown): Promise<void> {
+    const observed = await run.serialize(() => this.coordinator.observeEffectAbsent(run.lease, answer));
+    run.checkpointVersion = observed.checkpointVersion;
+    await this.hooks.reached("response_observed", run.step);
   }
 
   /**
@@ -242,6 +351,10 @@ export class Worker {
       return;
     }
     try {
+      if (error instanceof WaitRequested) {
+        await this.coordinator.release(run.lease, `waiting: ${error.message}`.slice(0, 500), { delayMs: error.delayMs, effectAbsent: run.invocationBegan });
+        return;
+      }
       if (this.stopping && !run.invocationBegan) {
         await this.coordinator.release(run.lease, "worker stopping");
         return;
@@ -258,4 +371,9 @@ function failureReason(error: unknown): string {
     return error.message === "deadline exceeded" ? "deadline exceeded" : `handler threw: ${error.message}`.slice(0, 500);
   }
   return `handler threw: ${String(error)}`.slice(0, 500);
+}
+
+/** The destination answered, and its answer says nothing was applied. */
+function answeredWithoutEffect(error: unknown): error is DefiniteFailure | StaleTermRejected | RateLimited {
+  return error instanceof DefiniteFailure || error instanceof StaleTermRejected || error instanceof RateLimited;
 }

@@ -27,7 +27,7 @@ let stopping = false;
 async function stop(signal: NodeJS.Signals): Promise<void> {
   if (stopping) return;
   stopping = true;
-  console.log(`[destination] ${signal}: stopping`);
+  console.log(`${signal}: stopping`);
   try {
     await service.close();
     process.exit(0);

@@ -6,7 +6,7 @@
  */
 import type { NamedSql } from "../db";
 
-const fencedCheckpoint = (name: string, fromCheckpoint: string, attemptUpdate: string, returning: string): NamedSql => ({
+const fencedCheckpoint = (name: string, fromCheckpoints: readonly string[], attemptUpdate: string, returning: string): NamedSql => ({
   name,
   text: `
 WITH authority AS (
@@ -19,7 +19,7 @@ WITH authority AS (
     AND l.expires_at > now()
     AND l.epoch = fl_current_epoch()
     AND EXISTS (SELECT 1 FROM workflow w WHERE w.id = l.workflow_id AND w.status = 'active')
-    AND EXISTS (SELECT 1 FROM attempt a WHERE a.id = l.attempt_id AND a.checkpoint = '${fromCheckpoint}')
+    AND EXISTS (SELECT 1 FROM attempt a WHERE a.id = l.attempt_id AND a.checkpoint IN (${fromCheckpoints.map((c) => `'${c}'`).join(", ")}))
   RETURNING l.step_id, l.attempt_id, l.checkpoint_version
 )${attemptUpdate}
 SELECT ${returning}`,
@@ -32,7 +32,7 @@ SELECT ${returning}`,
  */
 export const persistRequestIdentity = fencedCheckpoint(
   "fl_checkpoint_identity",
-  "created",
+  ["created"],
   `,
 step_identity AS (
   UPDATE step s
@@ -53,7 +53,7 @@ attempt_identity AS (
 
 export const beginInvocation = fencedCheckpoint(
   "fl_checkpoint_invocation",
-  "identity_persisted",
+  ["identity_persisted"],
   `,
 attempt_began AS (
   UPDATE attempt a
@@ -67,12 +67,31 @@ attempt_began AS (
 /** Records the destination's answer ($4 external reference, $5 result) before the receipt. */
 export const observeResponse = fencedCheckpoint(
   "fl_checkpoint_response",
-  "invocation_began",
+  ["invocation_began"],
   `,
 attempt_observed AS (
   UPDATE attempt a
-  SET checkpoint = 'response_observed', response_observed_at = now(),
+  SET checkpoint = 'response_observed', response_observed_at = now(), observed_effect = 'present',
       external_reference = $4, observed_result = $5::jsonb
+  FROM authority au
+  WHERE a.id = au.attempt_id
+)`,
+  "au.checkpoint_version FROM authority au",
+);
+
+/**
+ * Records that the destination answered that nothing was applied ($4 what it said): a definite
+ * refusal of the call, or a status query that found no trace of the request identity (which a
+ * status-query attempt makes right after persisting the identity, without invoking anything).
+ */
+export const observeEffectAbsent = fencedCheckpoint(
+  "fl_checkpoint_effect_absent",
+  ["identity_persisted", "invocation_began"],
+  `,
+attempt_observed AS (
+  UPDATE attempt a
+  SET checkpoint = 'response_observed', response_observed_at = now(), observed_effect = 'absent',
+      observed_result = $4::jsonb
   FROM authority au
   WHERE a.id = au.attempt_id
 )`,

@@ -71,7 +71,7 @@ acquired AS (
 )
 SELECT p.id AS step_id, p.workflow_id, p.fencing_term, p.epoch, l.attempt_id, p.next_mode AS mode,
        p.request_identity, p.input, p.input_digest, p.adapter, p.operation, p.step_class,
-       p.attempts_started, p.attempt_budget, p.renew_every_ms, p.lease_ttl_ms, p.grace_ms,
+       p.attempts_started, p.attempt_budget, p.renew_every_ms, p.lease_ttl_ms, p.grace_ms, p.attempt_deadline_ms,
        p.deadline_at, l.expires_at, l.checkpoint_version, now() AS db_now
 FROM policy p JOIN new_lease l ON l.step_id = p.id`,
 };
@@ -145,8 +145,11 @@ SELECT step_id, fencing_term, NULL, reason, now() FROM refused`,
 };
 
 /**
- * Gracefully hands back work whose invocation has not begun. The step becomes ready at once and
- * the attempt is not charged to the step's budget.
+ * Hands back the lease of session $1 on ($2 step, $3 term) for reason $4, and makes the step
+ * ready again after $5 ms: graceful shutdown (no delay), or a wait (rate limit, no adapter
+ * capacity) that must not hold a lease. Allowed while no invocation has begun, or, with $6, after
+ * an invocation the destination answered without applying anything. The attempt is not charged to
+ * the step's budget: a wait is not a try. A step whose identity is persisted retries with it.
  */
 export const releaseLease: NamedSql = {
   name: "fl_release_lease",
@@ -162,19 +165,24 @@ WITH authority AS (
     AND l.epoch = fl_current_epoch()
     AND EXISTS (
       SELECT 1 FROM attempt a
-      WHERE a.id = l.attempt_id AND a.checkpoint IN ('created', 'identity_persisted')
+      WHERE a.id = l.attempt_id
+        AND (a.checkpoint IN ('created', 'identity_persisted') OR ($6::boolean AND a.checkpoint = 'invocation_began'))
     )
   RETURNING l.step_id, l.fencing_term, l.epoch, l.attempt_id
 ),
 attempt_released AS (
   UPDATE attempt a
-  SET outcome = 'released', outcome_reason = $4, ended_at = now()
+  SET outcome = 'released', outcome_reason = $4, ended_at = now(),
+      observed_effect = CASE WHEN a.checkpoint = 'invocation_began' THEN 'absent'::effect_observation ELSE a.observed_effect END
   FROM authority au
   WHERE a.id = au.attempt_id
 ),
 step_ready AS (
   UPDATE step s
-  SET state = 'ready', attempts_started = s.attempts_started - 1, next_eligible_at = now(), updated_at = now()
+  SET state = 'ready', attempts_started = s.attempts_started - 1,
+      next_mode = CASE WHEN s.next_mode = 'execute' AND s.request_identity IS NOT NULL
+                       THEN 'retry_same_identity'::attempt_mode ELSE s.next_mode END,
+      next_eligible_at = now() + $5::int * ${MS}, state_reason = $4, updated_at = now()
   FROM authority au
   WHERE s.id = au.step_id AND s.state = 'leased'
 ),

@@ -8,7 +8,12 @@ import type { NamedSql } from "../db";
 
 const evidenceColumns = `
   l.step_id, l.fencing_term, l.epoch, l.attempt_id, l.expires_at, l.owner_session_id, l.workflow_id,
-  a.checkpoint, a.mode, a.request_identity, a.external_reference, a.observed_result,
+  a.checkpoint, a.mode, a.request_identity, a.external_reference, a.observed_result, a.observed_effect,
+  EXISTS (
+    SELECT 1 FROM attempt p
+    WHERE p.step_id = l.step_id AND p.fencing_term < l.fencing_term
+      AND p.invocation_began_at IS NOT NULL AND p.observed_effect IS NULL
+  ) AS earlier_outcome_unknown,
   s.adapter, s.attempt_budget, s.attempts_started,
   w.status AS workflow_status,
   (w.deadline_at IS NOT NULL AND w.deadline_at <= now()) AS workflow_deadline_passed,

@@ -1,7 +1,8 @@
 /**
  * Handlers for the `pure` adapter: computation inside the worker, no external effect.
  * `noop` concludes at once (benchmarks); `sleep` works for `input.ms` milliseconds and stops
- * early when its authority is lost.
+ * early when its authority is lost; `prepare` checks and normalises a request's input for the
+ * steps after it (the demo workflow's first step).
  */
 import type { StepHandler } from "../handler";
 
@@ -25,6 +26,8 @@ export const pureHandler: StepHandler = async (context) => {
       await sleep(ms, context.signal);
       return { kind: "effect", externalReference: null, result: { sleptMs: ms }, verification: "direct_response" };
     }
+    case "prepare":
+      return { kind: "effect", externalReference: null, result: { prepared: context.input ?? null }, verification: "direct_response" };
     default:
       throw new Error(`pure adapter has no operation ${context.operation}`);
   }

@@ -1,0 +1,104 @@
+/**
+ * Adapter permits against real PostgreSQL: a short lease on destination capacity that only a
+ * lease holder can take, that never overshoots its limit under concurrent acquirers, and that
+ * stays held while a call's outcome is unknown.
+ */
+import type { Pool } from "pg";
+import { describe, expect } from "vitest";
+import { dbTest as test } from "@/lib/db/test-database";
+import { beginInvocation, persistRequestIdentity } from "./checkpoint";
+import { claimSteps } from "./lease";
+import { acquirePermit, holdPermit, releasePermit, sweepPermits, type PermitRequest } from "./permit";
+import { commitReceipts } from "./receipt";
+import { registerSession } from "./session";
+import { createSingleStepWorkflows, truncateEngineTables } from "./test-support";
+import type { LeaseHandle } from "./types";
+
+const request = (limit: number): PermitRequest => ({ adapter: "dest", operationClass: "create", limit, ttlMs: 5_000, requestIdentity: null });
+
+async function leases(pool: Pool, count: number): Promise<LeaseHandle[]> {
+  await createSingleStepWorkflows(pool, count, { adapter: "dest", operation: "deliver", stepClass: "external" });
+  const session = await registerSession(pool, "direct");
+  const claimed = await claimSteps(pool, session, ["dest"], count);
+  return claimed.map((step) => ({ stepId: step.stepId, fencingTerm: step.fencingTerm, sessionId: session }));
+}
+
+async function capacity(pool: Pool): Promise<{ inUse: number; counted: number }> {
+  const { rows } = await pool.query(
+    `SELECT (SELECT coalesce(sum(in_use), 0)::int FROM adapter_capacity) AS "inUse",
+            (SELECT count(*)::int FROM adapter_permit WHERE state <> 'released') AS counted`,
+  );
+  return rows[0];
+}
+
+test.beforeEach(async ({ db }) => {
+  await truncateEngineTables(db.pool);
+});
+
+describe("acquire and release", () => {
+  test("grants up to the limit and refuses the next, until one is released", async ({ db }) => {
+    const held = await leases(db.pool, 4);
+    const granted = [];
+    for (const lease of held.slice(0, 3)) granted.push(await acquirePermit(db.pool, lease, request(3)));
+    expect(granted.every((permit) => permit !== null)).toBe(true);
+    expect(await acquirePermit(db.pool, held[3]!, request(3))).toBeNull();
+
+    await releasePermit(db.pool, granted[0]!.permitId);
+    await releasePermit(db.pool, granted[0]!.permitId);
+    expect(await capacity(db.pool)).toEqual({ inUse: 2, counted: 2 });
+    expect(await acquirePermit(db.pool, held[3]!, request(3))).not.toBeNull();
+    expect(await capacity(db.pool)).toEqual({ inUse: 3, counted: 3 });
+  });
+
+  test("20 concurrent acquirers under a limit of 3: exactly 3 permits", async ({ db }) => {
+    const held = await leases(db.pool, 20);
+    const results = await Promise.all(held.map((lease) => acquirePermit(db.pool, lease, request(3))));
+    expect(results.filter((permit) => permit !== null)).toHaveLength(3);
+    expect(await capacity(db.pool)).toEqual({ inUse: 3, counted: 3 });
+  });
+
+  test("only the current holder of the step's lease may take a permit", async ({ db }) => {
+    const [lease] = await leases(db.pool, 1);
+    const stranger = { ...lease!, sessionId: await registerSession(db.pool, "direct") };
+    expect(await acquirePermit(db.pool, stranger, request(3))).toBeNull();
+    expect(await acquirePermit(db.pool, { ...lease!, fencingTerm: 2n }, request(3))).toBeNull();
+    expect(await capacity(db.pool)).toEqual({ inUse: 0, counted: 0 });
+  });
+});
+
+describe("unknown outcomes keep their capacity", () => {
+  test("a held permit stays counted until the step has a receipt", async ({ db }) => {
+    const [lease] = await leases(db.pool, 1);
+    const permit = await acquirePermit(db.pool, lease!, request(1));
+    await holdPermit(db.pool, permit!.permitId, "outcome unknown: timeout", 60_000);
+    await sweepPermits(db.pool, 100);
+    expect(await capacity(db.pool)).toEqual({ inUse: 1, counted: 1 });
+
+    await commitReceipts(db.pool, lease!.sessionId, [{ lease: lease!, conclusion: { kind: "effect", externalReference: "x-1", result: null, verification: "direct_response" } }]);
+    expect(await sweepPermits(db.pool, 100)).toBe(1);
+    expect(await capacity(db.pool)).toEqual({ inUse: 0, counted: 0 });
+  });
+
+  test("a vanished holder's permit is held if its call was unanswered, released if it never called", async ({ db }) => {
+    const [calling, idle] = await leases(db.pool, 2);
+    await persistRequestIdentity(db.pool, calling!, "fl-a", "1");
+    await beginInvocation(db.pool, calling!);
+    await acquirePermit(db.pool, calling!, request(5));
+    await acquirePermit(db.pool, idle!, request(5));
+    // Both holders vanish: their permits expire (a 1 s lifetime, ended a moment ago).
+    await db.pool.query("UPDATE adapter_permit SET acquired_at = now() - interval '1100 ms', expires_at = now() - interval '100 ms'");
+
+    expect(await sweepPermits(db.pool, 100)).toBe(2);
+    const { rows } = await db.pool.query("SELECT step_id, state FROM adapter_permit ORDER BY state");
+    expect(rows).toEqual([
+      { step_id: calling!.stepId, state: "held" },
+      { step_id: idle!.stepId, state: "released" },
+    ]);
+    expect(await capacity(db.pool)).toEqual({ inUse: 1, counted: 1 });
+
+    // The hold lasts six lifetimes past expiry; after that no call can still be running.
+    await db.pool.query("UPDATE adapter_permit SET held_until = now() - interval '1 ms' WHERE state = 'held'");
+    expect(await sweepPermits(db.pool, 100)).toBe(1);
+    expect(await capacity(db.pool)).toEqual({ inUse: 0, counted: 0 });
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * Adapter permits: a separate, short lease on destination capacity, taken just before an
+ * invocation and released as soon as the destination has answered. A call that ended without a
+ * known outcome keeps its permit (held): the destination may still be working on it, so its
+ * capacity stays spoken for until the step's outcome is settled or no call can still be running.
+ */
+import { run, type Queryable } from "./db";
+import * as sql from "./sql/permit";
+import type { LeaseHandle } from "./types";
+
+export type PermitRequest = {
+  readonly adapter: string;
+  readonly operationClass: "create" | "query";
+  readonly limit: number;
+  /** How long the permit lasts if its holder vanishes: the call's timeout plus a margin. */
+  readonly ttlMs: number;
+  readonly requestIdentity: string | null;
+};
+
+export type Permit = { readonly permitId: string; readonly expiresAt: Date };
+
+/** How long after expiry an unanswered call's permit stays held: many call timeouts. */
+export const HELD_PERMIT_FACTOR = 6;
+
+/** Takes a permit for the lease's attempt, or returns null when capacity is in use or the lease is not held. */
+export async function acquirePermit(db: Queryable, lease: LeaseHandle, request: PermitRequest): Promise<Permit | null> {
+  const [row] = await run<{ id: string; expires_at: Date }>(db, sql.acquirePermit, [
+    lease.sessionId,
+    lease.stepId,
+    lease.fencingTerm.toString(),
+    request.adapter,
+    request.operationClass,
+    request.limit,
+    Math.max(1, Math.round(request.ttlMs)),
+    request.requestIdentity,
+  ]);
+  return row ? { permitId: row.id, expiresAt: row.expires_at } : null;
+}
+
+export async function releasePermit(db: Queryable, permitId: string): Promise<void> {
+  await run(db, sql.releasePermit, [permitId]);
+}
+
+/** The call ended with an unknown outcome: keep the capacity counted for up to `holdMs`. */
+export async function holdPermit(db: Queryable, permitId: string, reason: string, holdMs: number): Promise<void> {
+  await run(db, sql.holdPermit, [permitId, reason, Math.max(1, Math.round(holdMs))]);
+}
+
+/**
+ * One bounded sweep of expired and settled permits; returns how many changed state. A vanished
+ * holder's unanswered call is held for HELD_PERMIT_FACTOR times the permit's own lifetime.
+ */
+export async function sweepPermits(db: Queryable, batchSize: number): Promise<number> {
+  const rows = await run(db, sql.sweepPermits, [HELD_PERMIT_FACTOR, batchSize]);
+  return rows.length;
+}

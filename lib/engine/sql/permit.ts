@@ -1,0 +1,119 @@
+/**
+ * Adapter permit statements. Capacity is counted in adapter_capacity.in_use and changed only in
+ * the same statement that takes, releases or sweeps a permit, so the count and the permits agree.
+ */
+import type { NamedSql } from "../db";
+
+const MS = "interval '1 millisecond'";
+
+/**
+ * Takes a permit on ($4 adapter, $5 operation class) under limit $6 for the attempt that session
+ * $1 holds on ($2 step, $3 term), valid for $7 ms, recording request identity $8. Only the
+ * current holder of an unexpired lease may take one. Returns no row when the lease is not held
+ * or the capacity is in use: the upsert's WHERE re-checks in_use on the locked row.
+ */
+export const acquirePermit: NamedSql = {
+  name: "fl_acquire_permit",
+  text: `
+WITH authority AS (
+  SELECT l.step_id, l.fencing_term, l.attempt_id
+  FROM lease l
+  WHERE l.step_id = $2
+    AND l.fencing_term = $3
+    AND l.owner_session_id = $1
+    AND l.ended_at IS NULL
+    AND l.expires_at > now()
+    AND l.epoch = fl_current_epoch()
+),
+capacity AS (
+  INSERT INTO adapter_capacity (adapter, operation_class, in_use)
+  SELECT $4, $5, 1 FROM authority WHERE $6::int > 0
+  ON CONFLICT (adapter, operation_class) DO UPDATE
+  SET in_use = adapter_capacity.in_use + 1
+  WHERE adapter_capacity.in_use < $6::int
+  RETURNING adapter
+)
+INSERT INTO adapter_permit (adapter, operation_class, step_id, attempt_id, fencing_term, request_identity, expires_at)
+SELECT $4, $5, au.step_id, au.attempt_id, au.fencing_term, $8, now() + $7::int * ${MS}
+FROM authority au, capacity
+RETURNING id, expires_at`,
+};
+
+/** Releases permit $1 if it still counts against capacity. */
+export const releasePermit: NamedSql = {
+  name: "fl_release_permit",
+  text: `
+WITH released AS (
+  UPDATE adapter_permit
+  SET state = 'released', released_at = now()
+  WHERE id = $1 AND state <> 'released'
+  RETURNING adapter, operation_class
+)
+UPDATE adapter_capacity c
+SET in_use = c.in_use - 1
+FROM released r
+WHERE c.adapter = r.adapter AND c.operation_class = r.operation_class
+RETURNING c.adapter`,
+};
+
+/**
+ * Keeps permit $1 counted after its call ended with an unknown outcome ($2 why): the request may
+ * still be running at the destination. It is released when the step's outcome is settled, or at
+ * the latest after $3 ms, when no call can still be running.
+ */
+export const holdPermit: NamedSql = {
+  name: "fl_hold_permit",
+  text: `
+UPDATE adapter_permit
+SET state = 'held', held_reason = $2, held_until = now() + $3::int * ${MS}
+WHERE id = $1 AND state = 'active'
+RETURNING id`,
+};
+
+/**
+ * Settles permits whose holder is gone or whose reason to be held has passed, in one statement:
+ *  - an expired active permit whose attempt began an invocation that was never answered is held
+ *    for $1 times its own lifetime past its expiry; any other expired active permit is released;
+ *  - a held permit is released once its step has a receipt or has ended, or its hold ran out.
+ * Returns the permits it changed and their new state.
+ */
+export const sweepPermits: NamedSql = {
+  name: "fl_sweep_permits",
+  text: `
+WITH candidate AS (
+  SELECT p.id, p.adapter, p.operation_class,
+         CASE
+           WHEN p.state = 'active' AND a.invocation_began_at IS NOT NULL AND a.observed_effect IS NULL
+                AND r.id IS NULL AND p.expires_at + $1::int * (p.expires_at - p.acquired_at) > now()
+             THEN 'held'::permit_state
+           ELSE 'released'::permit_state
+         END AS next_state
+  FROM adapter_permit p
+  JOIN attempt a ON a.id = p.attempt_id
+  JOIN step s ON s.id = p.step_id
+  LEFT JOIN receipt r ON r.step_id = p.step_id
+  WHERE (p.state = 'active' AND p.expires_at <= now())
+     OR (p.state = 'held' AND (r.id IS NOT NULL OR p.held_until <= now()
+                               OR s.state IN ('completed', 'completed_without_effect', 'superseded', 'cancelled', 'rejected', 'failed')))
+  ORDER BY p.expires_at
+  LIMIT $2
+  FOR UPDATE OF p SKIP LOCKED
+),
+changed AS (
+  UPDATE adapter_permit p
+  SET state = c.next_state,
+      released_at = CASE WHEN c.next_state = 'released' THEN now() END,
+      held_until = CASE WHEN c.next_state = 'held' THEN p.expires_at + $1::int * (p.expires_at - p.acquired_at) ELSE p.held_until END,
+      held_reason = CASE WHEN c.next_state = 'held' THEN 'holder gone while its call was unanswered' ELSE p.held_reason END
+  FROM candidate c
+  WHERE p.id = c.id AND p.state <> c.next_state
+  RETURNING p.id, p.adapter, p.operation_class, p.state
+),
+counted AS (
+  UPDATE adapter_capacity ac
+  SET in_use = ac.in_use - x.n
+  FROM (SELECT adapter, operation_class, count(*)::int AS n FROM changed WHERE state = 'released' GROUP BY 1, 2) x
+  WHERE ac.adapter = x.adapter AND ac.operation_class = x.operation_class
+)
+SELECT id, state FROM changed`,
+};
