@@ -1,13 +1,16 @@
 /**
  * `npm start`: the whole product on one machine. Resolves the database (DATABASE_URL, else the
  * embedded cluster's `app` database), applies migrations, builds the web app when needed, then
- * runs the web server and FENCELINE_WORKERS workers (default 2) under one supervisor and prints
- * the URL once /api/health answers. SIGINT/SIGTERM stop the children first, then the embedded
- * cluster if this process started it and no other process is using it.
+ * runs under one supervisor: the synthetic destination service (waiting for its ready line), the
+ * web server, FENCELINE_WORKERS workers (default 2) and the demo traffic, and prints the URLs
+ * once /api/health answers. SIGINT/SIGTERM stop the children first, then the embedded cluster if
+ * this process started it and no other process is using it.
  *
- * Environment: PORT (default 3000), FENCELINE_WORKERS, FENCELINE_DATABASE (database name; with
- * DATABASE_URL it replaces the URL's), FENCELINE_FRESH_DATABASE=1 (drop and recreate that
- * database first; the e2e suite uses it), DATABASE_URL, EMBEDDED_PG_PORT.
+ * Environment: PORT (default 3000), DESTINATION_PORT (default 4100, 0 picks a free port),
+ * FENCELINE_WORKERS, FENCELINE_DEMO=0 (no demo traffic; its own settings: lib/cli/demo-traffic.ts),
+ * FENCELINE_DATABASE (database name; with DATABASE_URL it replaces the URL's),
+ * FENCELINE_FRESH_DATABASE=1 (drop and recreate that database first; the e2e suite uses it),
+ * DATABASE_URL, EMBEDDED_PG_PORT.
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
@@ -19,10 +22,15 @@ import { log, Supervisor } from "./supervisor";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const port = integerFromEnv("PORT", 3000, { max: 65_535 });
+const destinationPort = integerFromEnv("DESTINATION_PORT", 4100, { min: 0, max: 65_535 });
 const workerCount = integerFromEnv("FENCELINE_WORKERS", 2, { min: 0 });
+const demo = process.env.FENCELINE_DEMO !== "0";
 const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
 const workerEntry = path.join(root, "lib", "cli", "worker.ts");
+const destinationEntry = path.join(root, "lib", "adapters", "destination", "main.ts");
+const demoTrafficEntry = path.join(root, "lib", "cli", "demo-traffic.ts");
 const HEALTH_TIMEOUT_MS = 60_000;
+const DESTINATION_READY_TIMEOUT_MS = 30_000;
 
 let database: ResolvedDatabase | undefined;
 let shuttingDown = false;
@@ -64,6 +72,17 @@ async function main(): Promise<void> {
     if ((await build.exited).code !== 0) return; // reported by onUnexpectedExit
   }
 
+  const destination = supervisor.start({
+    name: "destination",
+    command: process.execPath,
+    args: ["--import", "tsx", destinationEntry],
+    env: { DESTINATION_DATABASE_URL: database.url, DESTINATION_PORT: String(destinationPort), FENCELINE_PROCESS: "fenceline-destination" },
+    cwd: root,
+  });
+  // The URL comes from the ready line: with DESTINATION_PORT=0 only the service knows its port.
+  const [, destinationUrl] = await destination.waitForLine(/^FENCELINE_DESTINATION_READY (\S+)$/, DESTINATION_READY_TIMEOUT_MS);
+  if (shuttingDown || !destinationUrl) return;
+
   supervisor.start({
     name: "web",
     command: process.execPath,
@@ -78,7 +97,7 @@ async function main(): Promise<void> {
         name: `worker-${index}`,
         command: process.execPath,
         args: ["--import", "tsx", workerEntry],
-        env: { ...childEnv, FENCELINE_PROCESS: `fenceline-worker-${index}` },
+        env: { ...childEnv, FENCELINE_DESTINATION_URL: destinationUrl, FENCELINE_PROCESS: `fenceline-worker-${index}` },
         cwd: root,
       });
     }
@@ -86,9 +105,24 @@ async function main(): Promise<void> {
     log("start", "lib/cli/worker.ts does not exist yet: starting no workers");
   }
 
+  if (demo) {
+    // One-shot: with FENCELINE_DEMO_RATE=0 it installs the fault mix and exits 0.
+    supervisor.start({
+      name: "demo-traffic",
+      command: process.execPath,
+      args: ["--import", "tsx", demoTrafficEntry],
+      env: { ...childEnv, FENCELINE_DESTINATION_URL: destinationUrl, FENCELINE_PROCESS: "fenceline-demo-traffic" },
+      cwd: root,
+      oneShot: true,
+    });
+  }
+
   const url = `http://127.0.0.1:${port}`;
   await waitForHealth(`${url}/api/health`);
-  if (!shuttingDown) log("start", `Fenceline is running at ${url}/ (${supervisor.names().join(", ")})`);
+  if (!shuttingDown) {
+    log("start", `Fenceline is running at ${url}/ (${supervisor.names().join(", ")})`);
+    log("start", `synthetic destination service at ${destinationUrl} (faults: PUT ${destinationUrl}/admin/faults, audit: GET ${destinationUrl}/admin/audit)`);
+  }
 }
 
 /** A build is needed when there is none, or any source file is newer than it. */

@@ -1,6 +1,6 @@
 /**
- * Runs the named child processes behind `npm start` (web server, workers, and later the
- * synthetic destination service and demo traffic) and stops them together.
+ * Runs the named child processes behind `npm start` (synthetic destination service, web server,
+ * workers, demo traffic) and stops them together.
  *
  * Each child is running until it exits. stopAll() moves every running child to stopping: it
  * sends SIGTERM, and SIGKILL to any child still running after the grace period. An exit that
@@ -38,6 +38,11 @@ export interface SupervisedChild {
   pid: number | undefined;
   /** Settles when the child has exited, for whatever reason. */
   exited: Promise<ChildExit>;
+  /**
+   * Resolves with the match of the first later stdout line matching `pattern` (a ready line);
+   * rejects if the child exits first or no line matches within `timeoutMs`.
+   */
+  waitForLine(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
 }
 
 export interface SupervisorOptions {
@@ -63,7 +68,8 @@ export class Supervisor {
       env: { ...process.env, ...spec.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    prefixLines(child.stdout, process.stdout, spec.name);
+    const lineListeners = new Set<(line: string) => void>();
+    prefixLines(child.stdout, process.stdout, spec.name, (line) => lineListeners.forEach((listener) => listener(line)));
     prefixLines(child.stderr, process.stderr, spec.name);
 
     const exited = new Promise<ChildExit>((resolve) => {
@@ -80,7 +86,24 @@ export class Supervisor {
     });
 
     this.running.set(spec.name, { process: child, exited });
-    return { name: spec.name, pid: child.pid, exited };
+
+    const waitForLine = (pattern: RegExp, timeoutMs: number) =>
+      new Promise<RegExpMatchArray>((resolve, reject) => {
+        const settle = (outcome: () => void) => {
+          lineListeners.delete(listener);
+          clearTimeout(timer);
+          outcome();
+        };
+        const listener = (line: string) => {
+          const match = line.match(pattern);
+          if (match) settle(() => resolve(match));
+        };
+        const timer = setTimeout(() => settle(() => reject(new Error(`${spec.name} printed no line matching ${pattern} within ${timeoutMs} ms`))), timeoutMs);
+        lineListeners.add(listener);
+        void exited.then((exit) => settle(() => reject(new Error(`${spec.name} exited (code ${exit.code}, signal ${exit.signal}) before printing a line matching ${pattern}`))));
+      });
+
+    return { name: spec.name, pid: child.pid, exited, waitForLine };
   }
 
   /** Names of the children still running, in start order. */
@@ -109,8 +132,11 @@ export class Supervisor {
   }
 }
 
-function prefixLines(from: NodeJS.ReadableStream, to: Writable, name: string): void {
-  createInterface({ input: from, crlfDelay: Infinity }).on("line", (line) => to.write(`[${name}] ${line}\n`));
+function prefixLines(from: NodeJS.ReadableStream, to: Writable, name: string, onLine?: (line: string) => void): void {
+  createInterface({ input: from, crlfDelay: Infinity }).on("line", (line) => {
+    to.write(`[${name}] ${line}\n`);
+    onLine?.(line);
+  });
 }
 
 /** Writes one line as the supervisor does for its children, e.g. `[start] ready`. */
