@@ -1,15 +1,23 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
+import "./globals.css";
+import { Providers } from "./providers";
 
 export const metadata: Metadata = {
-  title: "Fenceline",
+  title: { default: "Fenceline", template: "%s · Fenceline" },
   description: "Fenced, leased execution of workflow steps against external systems.",
 };
 
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
-    <html lang="en">
-      <body>{children}</body>
+    // next-themes sets data-theme before hydration; the attribute differs from the server's.
+    <html lang="en" suppressHydrationWarning>
+      <body>
+        <a className="skip-link" href="#main">
+          Skip to content
+        </a>
+        <Providers>{children}</Providers>
+      </body>
     </html>
   );
 }

@@ -10,7 +10,8 @@
  * FENCELINE_WORKERS, FENCELINE_DEMO=0 (no demo traffic; its own settings: lib/cli/demo-traffic.ts),
  * FENCELINE_DATABASE (database name; with DATABASE_URL it replaces the URL's),
  * FENCELINE_FRESH_DATABASE=1 (drop and recreate that database first; the e2e suite uses it),
- * DATABASE_URL, EMBEDDED_PG_PORT.
+ * FENCELINE_MODE (default `demo`: the workers page doubles as a fault lab), DATABASE_URL,
+ * EMBEDDED_PG_PORT.
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
@@ -87,7 +88,8 @@ async function main(): Promise<void> {
     name: "web",
     command: process.execPath,
     args: [nextBin, "start", "-H", "127.0.0.1", "-p", String(port)],
-    env: { ...childEnv, FENCELINE_PROCESS: "fenceline-web" },
+    // The web app reaches the destination service for the fault lab, which exists in demo mode only.
+    env: { ...childEnv, FENCELINE_DESTINATION_URL: destinationUrl, FENCELINE_MODE: process.env.FENCELINE_MODE ?? "demo", FENCELINE_PROCESS: "fenceline-web" },
     cwd: root,
   });
 

@@ -1,0 +1,3 @@
+import type { ZodOpenApiPathsObject } from "zod-openapi";
+
+export const supportPaths: ZodOpenApiPathsObject = {};
