@@ -18,18 +18,29 @@ export async function run<Row extends QueryResultRow>(
   return result.rows;
 }
 
-/** Runs `work` in one short transaction on a client of its own. */
+/**
+ * Runs `work` in one short transaction on a client of its own. A checked-out client has no
+ * listener of the pool's, so a connection killed mid-transaction (server restart,
+ * pg_terminate_backend) would be an unhandled 'error' event that ends the process; here it is
+ * caught, the statement in flight fails, and the broken connection is destroyed, not reused.
+ */
 export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken = error;
+  };
+  client.on("error", onError);
   try {
     await client.query("BEGIN");
     const result = await work(client);
     await client.query("COMMIT");
     return result;
   } catch (error) {
-    await client.query("ROLLBACK").catch(() => undefined);
+    if (!broken) await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
     throw error;
   } finally {
-    client.release();
+    client.off("error", onError);
+    client.release(broken);
   }
 }

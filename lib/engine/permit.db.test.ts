@@ -8,7 +8,7 @@ import { describe, expect } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
 import { beginInvocation, persistRequestIdentity } from "./checkpoint";
 import { claimSteps } from "./lease";
-import { acquirePermit, holdPermit, releasePermit, sweepPermits, type PermitRequest } from "./permit";
+import { acquirePermit, holdPermit, isPermit, releasePermit, sweepPermits, type Permit, type PermitRequest } from "./permit";
 import { commitReceipts } from "./receipt";
 import { registerSession } from "./session";
 import { createSingleStepWorkflows, truncateEngineTables } from "./test-support";
@@ -21,6 +21,12 @@ async function leases(pool: Pool, count: number): Promise<LeaseHandle[]> {
   const session = await registerSession(pool, "direct");
   const claimed = await claimSteps(pool, session, ["dest"], count);
   return claimed.map((step) => ({ stepId: step.stepId, fencingTerm: step.fencingTerm, sessionId: session }));
+}
+
+async function permitFor(pool: Pool, lease: LeaseHandle, limit: number): Promise<Permit> {
+  const permit = await acquirePermit(pool, lease, request(limit));
+  if (!isPermit(permit)) throw new Error(`expected a permit, got ${JSON.stringify(permit)}`);
+  return permit;
 }
 
 async function capacity(pool: Pool): Promise<{ inUse: number; counted: number }> {
@@ -39,21 +45,21 @@ describe("acquire and release", () => {
   test("grants up to the limit and refuses the next, until one is released", async ({ db }) => {
     const held = await leases(db.pool, 4);
     const granted = [];
-    for (const lease of held.slice(0, 3)) granted.push(await acquirePermit(db.pool, lease, request(3)));
-    expect(granted.every((permit) => permit !== null)).toBe(true);
-    expect(await acquirePermit(db.pool, held[3]!, request(3))).toBeNull();
+    for (const lease of held.slice(0, 3)) granted.push(await permitFor(db.pool, lease, 3));
+    // Refused while calls are active: wait briefly, they end soon.
+    expect(await acquirePermit(db.pool, held[3]!, request(3))).toEqual({ waitMs: null });
 
     await releasePermit(db.pool, granted[0]!.permitId);
     await releasePermit(db.pool, granted[0]!.permitId);
     expect(await capacity(db.pool)).toEqual({ inUse: 2, counted: 2 });
-    expect(await acquirePermit(db.pool, held[3]!, request(3))).not.toBeNull();
+    expect(isPermit(await acquirePermit(db.pool, held[3]!, request(3)))).toBe(true);
     expect(await capacity(db.pool)).toEqual({ inUse: 3, counted: 3 });
   });
 
   test("20 concurrent acquirers under a limit of 3: exactly 3 permits", async ({ db }) => {
     const held = await leases(db.pool, 20);
     const results = await Promise.all(held.map((lease) => acquirePermit(db.pool, lease, request(3))));
-    expect(results.filter((permit) => permit !== null)).toHaveLength(3);
+    expect(results.filter(isPermit)).toHaveLength(3);
     expect(await capacity(db.pool)).toEqual({ inUse: 3, counted: 3 });
   });
 
@@ -67,10 +73,14 @@ describe("acquire and release", () => {
 });
 
 describe("unknown outcomes keep their capacity", () => {
-  test("a held permit stays counted until the step has a receipt", async ({ db }) => {
-    const [lease] = await leases(db.pool, 1);
-    const permit = await acquirePermit(db.pool, lease!, request(1));
-    await holdPermit(db.pool, permit!.permitId, "outcome unknown: timeout", 60_000);
+  test("a held permit stays counted until the step has a receipt, and tells a waiter how long it holds", async ({ db }) => {
+    const [lease, waiter] = await leases(db.pool, 2);
+    const permit = await permitFor(db.pool, lease!, 1);
+    await holdPermit(db.pool, permit.permitId, "outcome unknown: timeout", 60_000);
+    const refusal = await acquirePermit(db.pool, waiter!, request(1));
+    expect(refusal).toMatchObject({ waitMs: expect.any(Number) });
+    expect((refusal as { waitMs: number }).waitMs).toBeGreaterThan(59_000);
+    expect((refusal as { waitMs: number }).waitMs).toBeLessThanOrEqual(60_000);
     await sweepPermits(db.pool, 100);
     expect(await capacity(db.pool)).toEqual({ inUse: 1, counted: 1 });
 
@@ -83,8 +93,8 @@ describe("unknown outcomes keep their capacity", () => {
     const [calling, idle] = await leases(db.pool, 2);
     await persistRequestIdentity(db.pool, calling!, "fl-a", "1");
     await beginInvocation(db.pool, calling!);
-    await acquirePermit(db.pool, calling!, request(5));
-    await acquirePermit(db.pool, idle!, request(5));
+    await permitFor(db.pool, calling!, 5);
+    await permitFor(db.pool, idle!, 5);
     // Both holders vanish: their permits expire (a 1 s lifetime, ended a moment ago).
     await db.pool.query("UPDATE adapter_permit SET acquired_at = now() - interval '1100 ms', expires_at = now() - interval '100 ms'");
 

@@ -22,9 +22,17 @@ export type Permit = { readonly permitId: string; readonly expiresAt: Date };
 /** How long after expiry an unanswered call's permit stays held: many call timeouts. */
 export const HELD_PERMIT_FACTOR = 6;
 
-/** Takes a permit for the lease's attempt, or returns null when capacity is in use or the lease is not held. */
-export async function acquirePermit(db: Queryable, lease: LeaseHandle, request: PermitRequest): Promise<Permit | null> {
-  const [row] = await run<{ id: string; expires_at: Date }>(db, sql.acquirePermit, [
+export type PermitRefusal = {
+  /** When capacity can free up: null while some permit is active (calls end quickly). */
+  readonly waitMs: number | null;
+};
+
+/**
+ * Takes a permit for the lease's attempt. Returns the permit, a refusal saying how long to wait
+ * when capacity is in use, or null when the lease is not held.
+ */
+export async function acquirePermit(db: Queryable, lease: LeaseHandle, request: PermitRequest): Promise<Permit | PermitRefusal | null> {
+  const [row] = await run<{ id: string | null; expires_at: Date | null; wait_ms: number | null }>(db, sql.acquirePermit, [
     lease.sessionId,
     lease.stepId,
     lease.fencingTerm.toString(),
@@ -34,8 +42,12 @@ export async function acquirePermit(db: Queryable, lease: LeaseHandle, request: 
     Math.max(1, Math.round(request.ttlMs)),
     request.requestIdentity,
   ]);
-  return row ? { permitId: row.id, expiresAt: row.expires_at } : null;
+  if (!row) return null;
+  if (row.id !== null && row.expires_at !== null) return { permitId: row.id, expiresAt: row.expires_at };
+  return { waitMs: row.wait_ms };
 }
+
+export const isPermit = (outcome: Permit | PermitRefusal | null): outcome is Permit => outcome !== null && "permitId" in outcome;
 
 export async function releasePermit(db: Queryable, permitId: string): Promise<void> {
   await run(db, sql.releasePermit, [permitId]);

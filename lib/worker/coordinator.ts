@@ -8,7 +8,7 @@ import type { CheckpointAck } from "@/lib/engine/checkpoint";
 import { beginInvocation, observeEffectAbsent, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
 import { postLateObservation, type LateObservation } from "@/lib/engine/late-observation";
 import { claimSteps, releaseLease, renewLeases, type ReleaseOptions } from "@/lib/engine/lease";
-import { acquirePermit, holdPermit, releasePermit, sweepPermits, type Permit, type PermitRequest } from "@/lib/engine/permit";
+import { acquirePermit, holdPermit, releasePermit, sweepPermits, type Permit, type PermitRefusal, type PermitRequest } from "@/lib/engine/permit";
 import { commitReceipts, type ReceiptRequest, type ReceiptResult } from "@/lib/engine/receipt";
 import { reportFailure, runRecoveryScan } from "@/lib/engine/recovery";
 import { heartbeatSession, registerSession, stopSession } from "@/lib/engine/session";
@@ -25,7 +25,7 @@ export type Coordinator = {
   beginInvocation(lease: LeaseHandle): Promise<CheckpointAck>;
   observeResponse(lease: LeaseHandle, externalReference: string | null, result: unknown): Promise<CheckpointAck>;
   observeEffectAbsent(lease: LeaseHandle, answer: unknown): Promise<CheckpointAck>;
-  acquirePermit(lease: LeaseHandle, request: PermitRequest): Promise<Permit | null>;
+  acquirePermit(lease: LeaseHandle, request: PermitRequest): Promise<Permit | PermitRefusal | null>;
   releasePermit(permitId: string): Promise<void>;
   holdPermit(permitId: string, reason: string, holdMs: number): Promise<void>;
   commitReceipts(sessionId: string, requests: readonly ReceiptRequest[]): Promise<ReceiptResult[]>;
@@ -45,6 +45,7 @@ const READY_CHANNEL = "fenceline_step_ready";
 export function directCoordinator(pool: Pool): Coordinator {
   let listener: PoolClient | null = null;
   let listening: Promise<void> | null = null;
+  let stopListening: () => Promise<void> = async () => undefined;
   const waiters = new Set<() => void>();
   const wakeAll = () => {
     for (const wake of waiters) wake();
@@ -54,13 +55,21 @@ export function directCoordinator(pool: Pool): Coordinator {
   const listen = (): Promise<void> => {
     listening ??= (async () => {
       const client = await pool.connect();
-      client.on("notification", wakeAll);
       // A lost listener connection only costs latency: waits fall back to their timeout.
-      client.on("error", () => {
+      const lost = () => {
+        client.off("notification", wakeAll);
         listener = null;
         listening = null;
         client.release(true);
-      });
+      };
+      client.on("notification", wakeAll);
+      client.once("error", lost);
+      stopListening = async () => {
+        client.off("notification", wakeAll);
+        client.off("error", lost);
+        await client.query(`UNLISTEN ${READY_CHANNEL}`).catch(() => undefined);
+        client.release();
+      };
       await client.query(`LISTEN ${READY_CHANNEL}`);
       listener = client;
     })().catch(() => {
@@ -110,10 +119,8 @@ export function directCoordinator(pool: Pool): Coordinator {
     close: async () => {
       wakeAll();
       if (listener) {
-        const client = listener;
         listener = null;
-        await client.query(`UNLISTEN ${READY_CHANNEL}`).catch(() => undefined);
-        client.release();
+        await stopListening();
       }
     },
   };

@@ -7,7 +7,7 @@
 import { DefiniteFailure, RateLimited, StaleTermRejected } from "@/lib/adapters/call-outcome";
 import { contractFor, type AdapterContract } from "@/lib/adapters/contract";
 import { AuthorityLostError } from "@/lib/engine/errors";
-import { HELD_PERMIT_FACTOR, type Permit } from "@/lib/engine/permit";
+import { HELD_PERMIT_FACTOR, isPermit, type Permit } from "@/lib/engine/permit";
 import type { ClaimedStep } from "@/lib/engine/types";
 import { AttemptRun } from "./attempt-run";
 import type { Coordinator } from "./coordinator";
@@ -45,6 +45,7 @@ export type WorkerOptions = {
 const jitter = (ms: number) => ms * (0.9 + Math.random() * 0.2);
 /** How long a step waits, without a lease, when its adapter has no free capacity. */
 const NO_CAPACITY_WAIT_MS = 250;
+const MAX_CAPACITY_WAIT_MS = 30_000;
 /** A permit outlives its call's timeout by this much before a sweep may reclaim it. */
 const PERMIT_MARGIN_MS = 1_000;
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -316,11 +317,11 @@ export class Worker {
       ttlMs: contract.timeoutMs + PERMIT_MARGIN_MS,
       requestIdentity,
     });
-    if (!permit) {
-      run.assertHolding();
-      throw new WaitRequested(jitter(NO_CAPACITY_WAIT_MS), `no ${contract.name} ${operationClass} capacity free`);
-    }
-    return permit;
+    if (isPermit(permit)) return permit;
+    run.assertHolding();
+    // Capacity held for unknown outcomes frees only when the earliest hold runs out: wait that long.
+    const waitMs = Math.min(MAX_CAPACITY_WAIT_MS, permit?.waitMs ?? NO_CAPACITY_WAIT_MS);
+    throw new WaitRequested(jitter(Math.max(NO_CAPACITY_WAIT_MS, waitMs)), `no ${contract.name} ${operationClass} capacity free`);
   }
 
   /** Returns the permit, or keeps it held when the call's outcome is unknown (`unknownBecause`). */

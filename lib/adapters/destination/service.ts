@@ -33,6 +33,8 @@ import {
   fencedWrite,
   fenceRegressions,
   idempotentWrite,
+  incidentCounts,
+  recordIncident,
   plainWrite,
   queryableStatus,
   readFaultSettings,
@@ -159,6 +161,8 @@ export async function startDestinationService({ databaseUrl, port }: Destination
     const effect = await apply();
     if (plan.after && "drop" in plan.after) {
       // The effect is committed; the caller never learns it.
+      const identity = optionalHeader(request, kind === "idempotent" ? "idempotency-key" : kind === "queryable" ? "fenceline-client-reference" : "fenceline-request-identity");
+      await run(pool, recordIncident, [kind, "dropped_response", resource ?? null, identity, null, null]).catch(() => undefined);
       response.socket?.destroy();
       return null;
     }
@@ -215,6 +219,8 @@ export async function startDestinationService({ databaseUrl, port }: Destination
       [resource, identity],
     );
     if (!written?.advanced) {
+      // For the audit only: a failure to record it must not change the answer.
+      await run(pool, recordIncident, ["fenced", "stale_term", resource, identity, String(epoch), String(term)]).catch(() => undefined);
       throw new Problem(409, "stale term", `term (${epoch}, ${term}) is not newer than the accepted (${state?.epoch}, ${state?.term}) for ${resource}`, {
         resource,
         currentEpoch: state?.epoch ?? null,
@@ -290,15 +296,21 @@ export type DestinationAudit = {
   duplicates: { kind: DestinationKind; resource: string | null; requestIdentity: string; effects: number; externalReferences: string[] }[];
   /** Fenced effects accepted under a term not newer than the previous one at the same resource. */
   fenceRegressions: { resource: string; epoch: string; term: string; previousEpoch: string; previousTerm: string; externalReference: string }[];
+  /** Fenced writes refused because their (epoch, term) was not newer than the resource's (409). */
+  staleTermRejections: number;
+  /** Effects that committed and whose response was then dropped by fault injection. */
+  droppedResponses: number;
 };
 
 /** The effect audit, for a checker in the same process (GET /admin/audit serves the same). */
 export async function readAudit(pool: pg.Pool): Promise<DestinationAudit> {
-  const [counts, duplicates, regressions] = await Promise.all([
+  const [counts, duplicates, regressions, incidents] = await Promise.all([
     run<{ kind: DestinationKind; effects: number }>(pool, effectCounts, []),
     run<{ kind: DestinationKind; resource: string | null; request_identity: string; effects: number; external_references: string[] }>(pool, duplicateEffects, []),
     run<{ resource: string; epoch: string; term: string; previous_epoch: string; previous_term: string; external_reference: string }>(pool, fenceRegressions, []),
+    run<{ what: "stale_term" | "dropped_response"; n: number }>(pool, incidentCounts, []),
   ]);
+  const incidentsOf = (what: string) => incidents.find((row) => row.what === what)?.n ?? 0;
   const effects: Record<DestinationKind, number> = { fenced: 0, idempotent: 0, queryable: 0, opaque: 0 };
   for (const row of counts) effects[row.kind] = row.effects;
   return {
@@ -319,6 +331,8 @@ export async function readAudit(pool: pg.Pool): Promise<DestinationAudit> {
       previousTerm: row.previous_term,
       externalReference: row.external_reference,
     })),
+    staleTermRejections: incidentsOf("stale_term"),
+    droppedResponses: incidentsOf("dropped_response"),
   };
 }
 

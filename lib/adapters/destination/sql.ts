@@ -46,6 +46,16 @@ CREATE TABLE IF NOT EXISTS destination.binding (
   created_at         timestamptz NOT NULL DEFAULT clock_timestamp(),
   PRIMARY KEY (kind, scope, key)
 );
+CREATE TABLE IF NOT EXISTS destination.incident (
+  id               bigserial PRIMARY KEY,
+  kind             text NOT NULL,
+  what             text NOT NULL CHECK (what IN ('stale_term', 'dropped_response')),
+  resource         text,
+  request_identity text,
+  epoch            bigint,
+  term             bigint,
+  at               timestamptz NOT NULL DEFAULT clock_timestamp()
+);
 CREATE TABLE IF NOT EXISTS destination.fault_settings (
   singleton  boolean PRIMARY KEY DEFAULT true CHECK (singleton),
   settings   jsonb NOT NULL,
@@ -203,4 +213,21 @@ FROM (
 ) ordered
 WHERE previous_epoch IS NOT NULL AND (epoch, term) <= (previous_epoch, previous_term)
 ORDER BY resource, epoch, term`,
+};
+
+/**
+ * Requests that changed nothing or whose answer never left, kept for the audit: a fenced write
+ * refused as stale (409), or a committed effect whose response was dropped by fault injection.
+ * ($1 kind, $2 what, $3 resource, $4 request identity, $5 epoch, $6 term)
+ */
+export const recordIncident: NamedSql = {
+  name: "dst_record_incident",
+  text: `
+INSERT INTO destination.incident (kind, what, resource, request_identity, epoch, term)
+VALUES ($1, $2, $3, $4, $5, $6)`,
+};
+
+export const incidentCounts: NamedSql = {
+  name: "dst_incident_counts",
+  text: `SELECT what, count(*)::int AS n FROM destination.incident GROUP BY what`,
 };

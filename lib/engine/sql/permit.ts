@@ -9,8 +9,10 @@ const MS = "interval '1 millisecond'";
 /**
  * Takes a permit on ($4 adapter, $5 operation class) under limit $6 for the attempt that session
  * $1 holds on ($2 step, $3 term), valid for $7 ms, recording request identity $8. Only the
- * current holder of an unexpired lease may take one. Returns no row when the lease is not held
- * or the capacity is in use: the upsert's WHERE re-checks in_use on the locked row.
+ * current holder of an unexpired lease may take one; the upsert's WHERE re-checks in_use on the
+ * locked row. Returns the permit, or, when refused, a row without one whose wait_ms says when
+ * capacity can free up: soon while some permit is active (calls end quickly), else when the
+ * earliest held permit runs out. No row at all means the lease is not held.
  */
 export const acquirePermit: NamedSql = {
   name: "fl_acquire_permit",
@@ -32,11 +34,22 @@ capacity AS (
   SET in_use = adapter_capacity.in_use + 1
   WHERE adapter_capacity.in_use < $6::int
   RETURNING adapter
+),
+granted AS (
+  INSERT INTO adapter_permit (adapter, operation_class, step_id, attempt_id, fencing_term, request_identity, expires_at)
+  SELECT $4, $5, au.step_id, au.attempt_id, au.fencing_term, $8, now() + $7::int * ${MS}
+  FROM authority au, capacity
+  RETURNING id, expires_at
 )
-INSERT INTO adapter_permit (adapter, operation_class, step_id, attempt_id, fencing_term, request_identity, expires_at)
-SELECT $4, $5, au.step_id, au.attempt_id, au.fencing_term, $8, now() + $7::int * ${MS}
-FROM authority au, capacity
-RETURNING id, expires_at`,
+SELECT id, expires_at, NULL::int AS wait_ms FROM granted
+UNION ALL
+SELECT NULL, NULL,
+       CASE WHEN bool_or(p.state = 'active') IS NOT FALSE THEN NULL
+            ELSE greatest(0, ceil(extract(epoch FROM min(p.held_until) - now()) * 1000))::int END
+FROM authority au
+LEFT JOIN adapter_permit p ON p.adapter = $4 AND p.operation_class = $5 AND p.state <> 'released'
+WHERE NOT EXISTS (SELECT 1 FROM granted)
+GROUP BY au.step_id`,
 };
 
 /** Releases permit $1 if it still counts against capacity. */

@@ -1,0 +1,196 @@
+/**
+ * One cell's running world: its databases, the destination process, the worker processes, the
+ * workflows it created, and what it injected. A fault script (faults.ts) drives it; the matrix
+ * (matrix.ts) settles it and hands it to the checker.
+ */
+import pg from "pg";
+import { createPool } from "@/lib/db/pool";
+import { createStepClass } from "@/lib/engine/test-support";
+import { createWorkflows } from "@/lib/engine/workflow";
+import type { ThrowawayCluster } from "./cluster";
+import { DestinationProcess, spawnWorker, stopProcesses, waitUntil, type Spawned, type WorkerOptions } from "./processes";
+import { seededRandom } from "@/lib/adapters/destination/faults";
+import { TIMING, type Contract, type FaultKind } from "./types";
+
+export const STEP_CLASS = "scenario";
+
+/** A moment a worker lost its lease by fault: recovery latency is measured from here on the DB clock. */
+export type LatencyProbe = { stepId: string; term: number; faultAt: Date };
+
+export class Cell {
+  readonly engine: pg.Pool;
+  readonly destinationPool: pg.Pool;
+  readonly workers: Spawned[] = [];
+  readonly workflowIds: string[] = [];
+  readonly stepIds: string[] = [];
+  readonly faultsInjected: Record<string, number> = {};
+  readonly latencyProbes: LatencyProbe[] = [];
+  readonly failures: string[] = [];
+  readonly notes: string[] = [];
+  /** Workers whose death would be a finding (they were never meant to be killed). */
+  readonly mustSurvive = new Set<Spawned>();
+  readonly random: () => number;
+  private workerCount = 0;
+
+  constructor(
+    readonly fault: FaultKind,
+    readonly contract: Contract,
+    readonly seed: number,
+    readonly engineUrl: string,
+    readonly destinationUrl: string,
+    readonly destination: DestinationProcess,
+    readonly cluster: ThrowawayCluster | null,
+  ) {
+    this.engine = createPool(engineUrl, { applicationName: "fl-scenario-harness", max: 4 });
+    this.destinationPool = createPool(destinationUrl, { applicationName: "fl-scenario-checker", max: 2 });
+    this.random = seededRandom(seed);
+  }
+
+  static async open(options: {
+    fault: FaultKind;
+    contract: Contract;
+    seed: number;
+    engineUrl: string;
+    destinationUrl: string;
+    cluster: ThrowawayCluster | null;
+  }): Promise<Cell> {
+    const destination = await DestinationProcess.start(options.destinationUrl);
+    const cell = new Cell(options.fault, options.contract, options.seed, options.engineUrl, options.destinationUrl, destination, options.cluster);
+    await createStepClass(cell.engine, STEP_CLASS, {
+      leaseTtlMs: TIMING.leaseTtlMs,
+      renewEveryMs: TIMING.renewEveryMs,
+      attemptDeadlineMs: TIMING.attemptDeadlineMs,
+      graceMs: TIMING.graceMs,
+    });
+    // The destination draws its faults from the cell's seed.
+    await destination.setFaults({ seed: options.seed });
+    return cell;
+  }
+
+  /** A uniform integer in [min, max]. */
+  int(min: number, max: number): number {
+    return min + Math.floor(this.random() * (max - min + 1));
+  }
+
+  inject(kind: string, count = 1): void {
+    this.faultsInjected[kind] = (this.faultsInjected[kind] ?? 0) + count;
+  }
+
+  note(line: string): void {
+    this.notes.push(line);
+  }
+
+  fail(reason: string): void {
+    this.failures.push(reason);
+  }
+
+  /** Workers are named fl-scn-w<N>: their application_name, so conn-kill can find their backends. */
+  spawnWorker(options: Omit<WorkerOptions, "name"> & { role?: string } = {}): Spawned {
+    this.workerCount += 1;
+    const name = `fl-scn-w${this.workerCount}${options.role ? `-${options.role}` : ""}`;
+    const worker = spawnWorker(this.engineUrl, this.destination.url, { ...options, name });
+    this.workers.push(worker);
+    return worker;
+  }
+
+  async ready(...workers: Spawned[]): Promise<void> {
+    await Promise.all(workers.map((worker) => worker.waitForLine(/^FENCELINE_WORKER_READY /, 30_000)));
+  }
+
+  /** Creates `count` single-step workflows on this cell's contract; returns their step ids. */
+  async createWorkflows(count: number): Promise<string[]> {
+    const offset = this.workflowIds.length;
+    const created = await createWorkflows(
+      this.engine,
+      Array.from({ length: count }, (_, i) => ({
+        kind: "scenario",
+        input: { cell: `${this.fault}/${this.contract}`, n: offset + i },
+        requester: "scenario-harness",
+        steps: [
+          {
+            name: "deliver",
+            adapter: this.contract,
+            operation: "deliver",
+            stepClass: STEP_CLASS,
+            input: { payload: { cell: `${this.fault}/${this.contract}`, n: offset + i, seed: this.seed } },
+          },
+        ],
+      })),
+    );
+    const stepIds = created.map((workflow) => workflow.stepIds.get("deliver")!);
+    this.workflowIds.push(...created.map((workflow) => workflow.workflowId));
+    this.stepIds.push(...stepIds);
+    return stepIds;
+  }
+
+  /** The database clock, now. */
+  async dbNow(): Promise<Date> {
+    const { rows } = await this.engine.query<{ now: Date }>("SELECT clock_timestamp() AS now");
+    return rows[0]!.now;
+  }
+
+  async count(sql: string, params: unknown[] = []): Promise<number> {
+    const { rows } = await this.engine.query<{ n: number }>(sql, params);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** Steps of this cell that hold an open lease. */
+  async leasedSteps(): Promise<number> {
+    return this.count(`SELECT count(*)::int AS n FROM lease WHERE ended_at IS NULL AND step_id = ANY($1::uuid[])`, [this.stepIds]);
+  }
+
+  /** Settled: every workflow terminal or in open review, and no step leased or waiting to run. */
+  async settled(): Promise<boolean> {
+    const { rows } = await this.engine.query<{ unsettled: number; busy: number }>(
+      `SELECT
+         (SELECT count(*)::int FROM workflow w WHERE w.id = ANY($1::uuid[])
+            AND w.status NOT IN ('completed', 'failed', 'cancelled')
+            AND NOT EXISTS (SELECT 1 FROM review_case c WHERE c.workflow_id = w.id AND c.status = 'open')) AS unsettled,
+         (SELECT count(*)::int FROM step s WHERE s.workflow_id = ANY($1::uuid[]) AND s.state IN ('ready', 'leased')) +
+         (SELECT count(*)::int FROM lease l WHERE l.ended_at IS NULL) AS busy`,
+      [this.workflowIds],
+    );
+    return rows[0]!.unsettled === 0 && rows[0]!.busy === 0;
+  }
+
+  async waitSettled(timeoutMs: number): Promise<boolean> {
+    try {
+      await waitUntil("the cell to settle", () => this.settled(), timeoutMs, 150);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Healthy workers: alive, not paused at a hook, not stopped. */
+  healthyWorkers(): Spawned[] {
+    return this.workers.filter((worker) => worker.alive && !paused.has(worker) && !hung.has(worker));
+  }
+
+  stop(worker: Spawned): void {
+    paused.add(worker);
+    worker.process.kill("SIGSTOP");
+  }
+
+  resume(worker: Spawned): void {
+    paused.delete(worker);
+    worker.process.kill("SIGCONT");
+  }
+
+  markHung(worker: Spawned): void {
+    hung.add(worker);
+  }
+
+  async stopWorkers(): Promise<void> {
+    await stopProcesses(this.workers);
+  }
+
+  async close(): Promise<void> {
+    await stopProcesses(this.workers);
+    await this.destination.stop();
+    await Promise.allSettled([this.engine.end(), this.destinationPool.end()]);
+  }
+}
+
+const paused = new WeakSet<Spawned>();
+const hung = new WeakSet<Spawned>();

@@ -1,0 +1,75 @@
+/**
+ * The checker itself can fail: rows that break each invariant, written straight into the tables
+ * (no engine function), are reported with the right invariant and figures. A clean database
+ * passes.
+ */
+import { randomUUID } from "node:crypto";
+import { expect } from "vitest";
+import { createSchema } from "@/lib/adapters/destination/sql";
+import { dbTest as test } from "@/lib/db/test-database";
+import { createStepClass } from "@/lib/engine/test-support";
+import { createWorkflows } from "@/lib/engine/workflow";
+import { checkInvariants } from "./checker";
+
+test("a clean database passes, and rows that break invariants 1–8 are each reported", async ({ db }) => {
+  await db.pool.query(createSchema);
+  await createStepClass(db.pool, "checker", { leaseTtlMs: 1_500, renewEveryMs: 500, attemptDeadlineMs: 20_000, graceMs: 500 });
+  const created = await createWorkflows(db.pool, [
+    { kind: "t", input: {}, requester: "t", steps: [{ name: "deliver", adapter: "fenced", operation: "deliver", stepClass: "checker" }] },
+    { kind: "t", input: {}, requester: "t", steps: [{ name: "deliver", adapter: "opaque", operation: "deliver", stepClass: "checker" }] },
+  ]);
+  const ids = created.map((workflow) => workflow.workflowId);
+
+  const clean = await checkInvariants({ engine: db.pool, destination: db.pool, acknowledgedWorkflowIds: [] });
+  expect(clean.invariants.filter((invariant) => !invariant.passed)).toEqual([]);
+
+  const [fenced, opaque] = created.map((workflow) => ({ workflowId: workflow.workflowId, stepId: workflow.stepIds.get("deliver")! }));
+  const session = randomUUID();
+  const attempt = async (step: { workflowId: string; stepId: string }, term: number, checkpoint: string, identity: string | null) => {
+    const id = randomUUID();
+    await db.pool.query(
+      `INSERT INTO attempt (id, step_id, workflow_id, fencing_term, epoch, owner_session_id, mode, request_identity, input_digest, checkpoint, deadline_at, invocation_began_at)
+       VALUES ($1, $2, $3, $4, 1, $5, 'execute', $6, 'd', $7::attempt_checkpoint, now() + interval '1 minute', CASE WHEN $7::text <> 'created' THEN now() END)`,
+      [id, step.stepId, step.workflowId, term, session, identity, checkpoint],
+    );
+    return id;
+  };
+  const lease = (step: { workflowId: string; stepId: string }, term: number, attemptId: string, endReason: string | null) =>
+    db.pool.query(
+      `INSERT INTO lease (step_id, fencing_term, epoch, workflow_id, attempt_id, owner_session_id, policy_version, leased_at, expires_at, ended_at, end_reason)
+       VALUES ($1, $2, 1, $3, $4, $5, 1, now() - interval '1 second', now() + interval '10 seconds', CASE WHEN $6::text IS NULL THEN NULL ELSE now() END, $6::lease_end_reason)`,
+      [step.stepId, term, step.workflowId, attemptId, session, endReason],
+    );
+
+  // Fenced step: term 1 "expired" but still inside its TTL while term 2 was granted (1), with no
+  // recovery decision (3); term 1 invoked without an identity (4); a receipt from term 1 after
+  // term 2 existed (2); the step is not completed although it has a receipt (5).
+  const first = await attempt(fenced!, 1, "invocation_began", null);
+  await lease(fenced!, 1, first, "expired");
+  const second = await attempt(fenced!, 2, "created", null);
+  await lease(fenced!, 2, second, null);
+  await db.pool.query(
+    `INSERT INTO receipt (workflow_id, step_id, attempt_id, input_digest, verification_method, fencing_term, epoch)
+     VALUES ($1, $2, $3, 'd', 'direct_response', 1, 1)`,
+    [fenced!.workflowId, fenced!.stepId, first],
+  );
+  // Opaque step invoked twice (7), its unknown outcome outside review (5, 7).
+  const opaqueFirst = await attempt(opaque!, 1, "invocation_began", "fl-x");
+  await lease(opaque!, 1, opaqueFirst, "failed");
+  const opaqueSecond = await attempt(opaque!, 2, "invocation_began", "fl-x");
+  await lease(opaque!, 2, opaqueSecond, "failed");
+  // The destination applied one identity twice (6) and accepted an older term after a newer one (2).
+  await db.pool.query(
+    `INSERT INTO destination.effect (kind, resource, request_identity, epoch, term, payload_digest, external_reference, result)
+     VALUES ('fenced', 'r', 'fl-a', 1, 2, 'p', 'e1', '{}'), ('fenced', 'r', 'fl-a', 1, 1, 'p', 'e2', '{}')`,
+  );
+
+  const checked = await checkInvariants({ engine: db.pool, destination: db.pool, acknowledgedWorkflowIds: [...ids, randomUUID()] });
+  const failed = Object.fromEntries(checked.invariants.map((invariant) => [invariant.id, invariant.passed]));
+  expect(failed).toEqual({ 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false, 8: false });
+  expect(checked.staleWritesAccepted).toBeGreaterThanOrEqual(2);
+  expect(checked.duplicateEffects).toBe(1);
+  // Both workflows are unfinished, and one acknowledged id does not exist at all.
+  expect(checked.lostRequests).toBe(3);
+  expect(checked.unknownOutsideReview).toBeGreaterThanOrEqual(1);
+});

@@ -1,0 +1,221 @@
+/**
+ * The fault scripts, one per fault kind. Each drives one cell: spawns workers, creates workflows,
+ * injects its fault at a known point (checkpoint trace lines, never sleeps where a line can be
+ * awaited), records what it injected and when (for recovery latency), and leaves at least one
+ * healthy worker running so the cell can settle.
+ */
+import { checkpointNames } from "@/lib/worker/hooks";
+import type { Cell } from "./cell";
+import { checkpointLine, measureClockOffset, parseCheckpoint, sleep, waitUntil, type Spawned } from "./processes";
+import { TIMING, type FaultKind } from "./types";
+
+/** How long the destination holds a paused worker's request: past TTL + scan + the rescuer's retry. */
+const HOLD_MS = 4_500;
+/** ±2×TTL: the clock-offset workers' wall clocks. */
+const OFFSET_S = (2 * TIMING.leaseTtlMs) / 1000;
+
+type Script = (cell: Cell) => Promise<void>;
+
+/** Waits until `workers` together printed `name` for `count` distinct steps; returns (step, term, worker). */
+async function reached(workers: Spawned[], name: string, count: number, timeoutMs = 30_000) {
+  const pattern = checkpointLine(name);
+  return waitUntil(
+    `${count} step(s) at checkpoint ${name}`,
+    async () => {
+      const seen = workers.flatMap((worker) => worker.linesMatching(pattern).map((line) => ({ ...parseCheckpoint(line), worker })));
+      const distinct = [...new Map(seen.map((entry) => [entry.stepId, entry])).values()];
+      return distinct.length >= count ? distinct : undefined;
+    },
+    timeoutMs,
+    50,
+  );
+}
+
+/** SIGKILL one worker at each checkpoint, with a rescuer already running. */
+const kill: Script = async (cell) => {
+  await cell.createWorkflows(checkpointNames.length);
+  const victims = checkpointNames.map((name) => cell.spawnWorker({ role: `kill-at-${name}`, pauseAt: name, concurrency: 1 }));
+  const held = await Promise.all(victims.map((victim, i) => victim.waitForLine(checkpointLine(checkpointNames[i]!), 40_000)));
+  for (const victim of victims) cell.markHung(victim);
+  const rescuer = cell.spawnWorker({ role: "rescuer" });
+  cell.mustSurvive.add(rescuer);
+  await cell.ready(rescuer);
+  const faultAt = await cell.dbNow();
+  for (const victim of victims) victim.process.kill("SIGKILL");
+  await Promise.all(victims.map((victim) => victim.exited));
+  cell.inject("sigkill", victims.length);
+  for (const line of held) {
+    const { stepId, term } = parseCheckpoint(line);
+    cell.latencyProbes.push({ stepId, term, faultAt });
+  }
+};
+
+/**
+ * A worker stopped (SIGSTOP) while its requests are in flight, past its lease TTL: recovery hands
+ * the steps to a rescuer, then the paused worker continues (SIGCONT) and tries to write under its
+ * stale term. The destination holds the paused worker's requests (latency set before they were
+ * sent, cleared right after), so they land after the rescuer's: a fenced destination sees a stale
+ * term, the others a repeat.
+ */
+async function pauseInFlight(cell: Cell, victims: Spawned[], stepsPerVictim: number, rescuerOptions: Parameters<Cell["spawnWorker"]>[0] = {}) {
+  const total = victims.length * stepsPerVictim;
+  await cell.destination.setFaults({ seed: cell.seed, kinds: { [cell.contract]: { latency: { fixedMs: HOLD_MS, jitterMs: 0 } } } });
+  await cell.ready(...victims);
+  await cell.createWorkflows(total);
+  await reached(victims, "claimed", total);
+  const rescuer = cell.spawnWorker({ role: "rescuer", ...rescuerOptions });
+  cell.mustSurvive.add(rescuer);
+  await cell.ready(rescuer);
+  const invoked = await reached(victims, "invocation_began", total);
+  // The requests leave right after the checkpoint line; give them time to reach the destination.
+  await sleep(250);
+  const faultAt = await cell.dbNow();
+  for (const victim of victims) cell.stop(victim);
+  const sentAt = Date.now();
+  cell.inject("sigstop", victims.length);
+  await cell.destination.setFaults({ seed: cell.seed });
+  for (const { stepId, term } of invoked) cell.latencyProbes.push({ stepId, term, faultAt });
+
+  // Recovery decided every victim step, the rescuer finished them, and the held requests landed.
+  await waitUntil(
+    "recovery of the paused worker's steps",
+    async () =>
+      (await cell.count(
+        `SELECT count(DISTINCT step_id)::int AS n FROM recovery_decision WHERE step_id = ANY($1::uuid[])`,
+        [invoked.map((entry) => entry.stepId)],
+      )) >= total,
+    20_000,
+  );
+  await cell.waitSettled(15_000);
+  await sleep(Math.max(0, sentAt + HOLD_MS + 300 - Date.now()));
+
+  const rejectionsBefore = await cell.count(`SELECT count(*)::int AS n FROM fencing_rejection`);
+  for (const victim of victims) cell.resume(victim);
+  cell.inject("sigcont", victims.length);
+  // The resumed worker notices its lost authority and its last writes are refused and recorded.
+  await waitUntil(
+    "the resumed worker's stale writes",
+    async () => (await cell.count(`SELECT count(*)::int AS n FROM fencing_rejection`)) > rejectionsBefore,
+    5_000,
+  ).catch(() => cell.note("the resumed worker wrote nothing under its stale term within 5 s"));
+}
+
+const pause: Script = async (cell) => {
+  const victim = cell.spawnWorker({ role: "paused", concurrency: 4 });
+  await pauseInFlight(cell, [victim], 4);
+};
+
+/**
+ * Workers whose wall clocks run 2×TTL ahead and behind (libfaketime); both are paused in flight
+ * past the TTL like the pause cell, and the rescuer that runs the recovery scan is itself 2×TTL
+ * ahead, so an expiry judged on a worker's clock would show as an early decision.
+ */
+const clockOffset: Script = async (cell) => {
+  // The skew must be real, or this cell proves nothing.
+  for (const sign of [1, -1]) {
+    const measured = await measureClockOffset(`${sign > 0 ? "+" : "-"}${OFFSET_S}s`);
+    if (Math.abs(measured - sign * OFFSET_S * 1000) > 500) cell.fail(`libfaketime did not skew the clock: wanted ${sign * OFFSET_S * 1000} ms, measured ${Math.round(measured)} ms`);
+    else cell.note(`worker clock offset ${sign > 0 ? "+" : "-"}${OFFSET_S}s verified (measured ${Math.round(measured)} ms)`);
+  }
+  const ahead = cell.spawnWorker({ role: `clock+${OFFSET_S}s`, concurrency: 2, clockOffset: `+${OFFSET_S}s` });
+  const behind = cell.spawnWorker({ role: `clock-${OFFSET_S}s`, concurrency: 2, clockOffset: `-${OFFSET_S}s` });
+  cell.inject("clock-offset", 3);
+  await pauseInFlight(cell, [ahead, behind], 2, { clockOffset: `+${OFFSET_S}s` });
+};
+
+/** Commit-then-drop: every response is dropped until each step's effect has been dropped once. */
+const dropResponse: Script = async (cell) => {
+  const workers = [cell.spawnWorker({ concurrency: 4 }), cell.spawnWorker({ concurrency: 4 })];
+  for (const worker of workers) cell.mustSurvive.add(worker);
+  await cell.ready(...workers);
+  await cell.destination.setFaults({ seed: cell.seed, kinds: { [cell.contract]: { dropResponseRate: 1 } } });
+  const steps = await cell.createWorkflows(cell.int(4, 8));
+  const droppedIdentities = async () => {
+    const { rows } = await cell.destinationPool.query<{ n: number }>(
+      `SELECT count(DISTINCT request_identity)::int AS n FROM destination.incident WHERE what = 'dropped_response'`,
+    );
+    return rows[0]!.n;
+  };
+  await waitUntil("a dropped response for every step", async () => (await droppedIdentities()) >= steps.length, 30_000, 50);
+  await cell.destination.setFaults({ seed: cell.seed });
+  const { rows } = await cell.destinationPool.query<{ n: number }>(`SELECT count(*)::int AS n FROM destination.incident WHERE what = 'dropped_response'`);
+  cell.inject("response-dropped", rows[0]!.n);
+};
+
+/** pg_terminate_backend of every worker connection, every 300–700 ms for 3 s, while work is in flight. */
+const connKill: Script = async (cell) => {
+  const workers = [cell.spawnWorker({ concurrency: 4 }), cell.spawnWorker({ concurrency: 4 })];
+  for (const worker of workers) cell.mustSurvive.add(worker);
+  await cell.ready(...workers);
+  await cell.destination.setFaults({ seed: cell.seed, kinds: { [cell.contract]: { latency: { fixedMs: 150, jitterMs: 300 } } } });
+  await cell.createWorkflows(cell.int(10, 14));
+  await reached(workers, "invocation_began", 2);
+  const database = decodeURIComponent(new URL(cell.engineUrl).pathname.slice(1));
+  const until = Date.now() + 3_000;
+  while (Date.now() < until) {
+    const { rows } = await cell.engine.query<{ n: number }>(
+      `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+       WHERE datname = $1 AND application_name LIKE 'fl-scn-w%'`,
+      [database],
+    );
+    cell.inject("backend-terminated", rows[0]!.n);
+    cell.inject("conn-kill-round");
+    await sleep(cell.int(300, 700));
+  }
+  await cell.destination.setFaults({ seed: cell.seed });
+};
+
+/** Restart the engine's PostgreSQL twice while work is in flight: `-m fast`, then `-m immediate` with 1 s down. */
+const dbRestart: Script = async (cell) => {
+  if (!cell.cluster) throw new Error("db-restart needs its own cluster");
+  const workers = [cell.spawnWorker({ concurrency: 4 }), cell.spawnWorker({ concurrency: 4 })];
+  for (const worker of workers) cell.mustSurvive.add(worker);
+  await cell.ready(...workers);
+  await cell.destination.setFaults({ seed: cell.seed, kinds: { [cell.contract]: { latency: { fixedMs: 200, jitterMs: 300 } } } });
+  await cell.createWorkflows(cell.int(10, 14));
+  await reached(workers, "invocation_began", 2);
+  await cell.cluster.restart("fast");
+  cell.inject("restart-fast");
+  await reached(workers, "invocation_began", 5, 30_000).catch(() => cell.note("little progress between the two restarts"));
+  await cell.cluster.restart("immediate", 1_000);
+  cell.inject("restart-immediate");
+  await cell.destination.setFaults({ seed: cell.seed });
+};
+
+/**
+ * Two workers die holding eight leases (four before invocation, four after the destination
+ * answered); four recoverers scanning every 50 ms race for the same expired leases.
+ */
+const dupRecoverers: Script = async (cell) => {
+  await cell.createWorkflows(8);
+  const early = cell.spawnWorker({ role: "victim-early", pauseAt: "identity_persisted", concurrency: 4 });
+  const late = cell.spawnWorker({ role: "victim-late", pauseAt: "destination_answered", concurrency: 4 });
+  const held = [...(await reached([early], "identity_persisted", 4)), ...(await reached([late], "destination_answered", 4))];
+  cell.markHung(early);
+  cell.markHung(late);
+  const recoverers = Array.from({ length: 4 }, () => cell.spawnWorker({ role: "recoverer", recoveryIntervalMs: 50 }));
+  for (const recoverer of recoverers) cell.mustSurvive.add(recoverer);
+  await cell.ready(...recoverers);
+  const faultAt = await cell.dbNow();
+  early.process.kill("SIGKILL");
+  late.process.kill("SIGKILL");
+  await Promise.all([early.exited, late.exited]);
+  cell.inject("sigkill", 2);
+  cell.inject("concurrent-recoverers", recoverers.length);
+  for (const { stepId, term } of held) cell.latencyProbes.push({ stepId, term, faultAt });
+};
+
+export const scripts: Record<FaultKind, Script> = {
+  kill,
+  pause,
+  "drop-response": dropResponse,
+  "conn-kill": connKill,
+  "db-restart": dbRestart,
+  "clock-offset": clockOffset,
+  "dup-recoverers": dupRecoverers,
+};
+
+/** Faults whose cells must show a stale worker's write being refused. */
+export const mustRejectStaleWrites: ReadonlySet<FaultKind> = new Set(["pause", "clock-offset"]);
+/** Faults whose recovery latency is measured (the fault ends a live lease at a known moment). */
+export const measuresLatency: ReadonlySet<FaultKind> = new Set(["kill", "pause", "clock-offset", "dup-recoverers"]);

@@ -1,0 +1,82 @@
+/**
+ * Shared vocabulary of the fault-scenario harness: the faults, the destination contracts they run
+ * against, the timing every cell uses, and the figures a cell reports.
+ */
+
+export const FAULTS = [
+  /** SIGKILL a worker at each named checkpoint (one victim per checkpoint). */
+  "kill",
+  /** SIGSTOP a worker while its request is in flight, past the lease TTL, then SIGCONT. */
+  "pause",
+  /** The destination commits the effect and drops the response. */
+  "drop-response",
+  /** pg_terminate_backend of every worker connection, repeatedly, while work is in flight. */
+  "conn-kill",
+  /** Restart the engine's PostgreSQL (a throwaway cluster) while work is in flight. */
+  "db-restart",
+  /** Workers whose wall clock is ±2×TTL off (libfaketime), one of them paused past its TTL. */
+  "clock-offset",
+  /** Several workers scan for the same expired leases at once. */
+  "dup-recoverers",
+] as const;
+export type FaultKind = (typeof FAULTS)[number];
+
+export const CONTRACTS = ["fenced", "idempotent", "queryable", "opaque"] as const;
+export type Contract = (typeof CONTRACTS)[number];
+
+export const isFault = (value: string): value is FaultKind => (FAULTS as readonly string[]).includes(value);
+export const isContract = (value: string): value is Contract => (CONTRACTS as readonly string[]).includes(value);
+
+/** Lease policy and worker cadence of every cell: short, so a cell takes seconds. */
+export const TIMING = {
+  leaseTtlMs: 1_500,
+  renewEveryMs: 500,
+  attemptDeadlineMs: 20_000,
+  graceMs: 500,
+  scanIntervalMs: 500,
+  pollIntervalMs: 200,
+  /** The scan interval carries ±10 % jitter; this covers the scan's own transaction and a busy box. */
+  slackMs: 300,
+} as const;
+
+/** Worst case from the last renewal before a fault to the recovery decision, on the database clock. */
+export const recoveryBoundMs = (): number => Math.round(TIMING.leaseTtlMs + TIMING.scanIntervalMs * 1.1 + TIMING.slackMs);
+
+/** One invariant's verdict with a few witnesses when it failed. */
+export type InvariantResult = {
+  id: number;
+  name: string;
+  passed: boolean;
+  violations: number;
+  witnesses: unknown[];
+};
+
+export type LatencySummary = { samples: number; p50: number | null; p99: number | null; max: number | null; bound: number };
+
+export type Figures = {
+  workflows: number;
+  faultsInjected: Record<string, number>;
+  staleWritesRejected: number;
+  staleWritesAccepted: number;
+  duplicateEffects: number;
+  lostRequests: number;
+  unknownOutsideReview: number;
+  recoveryLatencyMs: LatencySummary;
+};
+
+export type CellResult = Figures & {
+  fault: FaultKind;
+  contract: Contract;
+  seed: number;
+  passed: boolean;
+  /** Why the cell failed, in a sentence or two (invariants, expectations, harness errors). */
+  failures: string[];
+  invariants: InvariantResult[];
+  durationMs: number;
+  /** Outcome figures for the reader: step states, recovery categories, destination effects. */
+  detail: Record<string, unknown>;
+  /** The command that runs this cell again with the same seed. */
+  replay: string;
+  /** Raw recovery latencies (ms), for percentiles across cells. */
+  latencySamples: number[];
+};
