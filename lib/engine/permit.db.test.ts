@@ -106,7 +106,7 @@ describe("unknown outcomes keep their capacity", () => {
     ]);
     expect(await capacity(db.pool)).toEqual({ inUse: 1, counted: 1 });
 
-    // The hold lasts six lifetimes past expiry; after that no call can still be running.
+    // The hold lasts three lifetimes past expiry; after that no call can still be running.
     await db.pool.query("UPDATE adapter_permit SET held_until = now() - interval '1 ms' WHERE state = 'held'");
     expect(await sweepPermits(db.pool, 100)).toBe(1);
     expect(await capacity(db.pool)).toEqual({ inUse: 0, counted: 0 });

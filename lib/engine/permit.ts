@@ -19,8 +19,8 @@ export type PermitRequest = {
 
 export type Permit = { readonly permitId: string; readonly expiresAt: Date };
 
-/** How long after expiry an unanswered call's permit stays held: many call timeouts. */
-export const HELD_PERMIT_FACTOR = 6;
+/** How long after expiry an unanswered call's permit stays held, in permit lifetimes: longer than any call can run. */
+export const HELD_PERMIT_FACTOR = 3;
 
 export type PermitRefusal = {
   /** When capacity can free up: null while some permit is active (calls end quickly). */
