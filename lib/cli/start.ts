@@ -11,8 +11,12 @@
  * FENCELINE_DATABASE (database name; with DATABASE_URL it replaces the URL's),
  * FENCELINE_FRESH_DATABASE=1 (drop and recreate that database first; the e2e suite uses it),
  * FENCELINE_MODE (default `demo`: the workers page doubles as a fault lab), DATABASE_URL,
- * EMBEDDED_PG_PORT.
+ * EMBEDDED_PG_PORT, FENCELINE_WORKER_TRANSPORT (`direct`, the default: workers use the database
+ * themselves; `http`: workers get the web app's URL and the worker token instead of a database
+ * URL, and use the HTTP worker protocol), FENCELINE_WORKER_TOKEN (the worker bearer token the web
+ * app accepts; a random one per run when unset).
  */
+import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,6 +30,11 @@ const port = integerFromEnv("PORT", 3000, { max: 65_535 });
 const destinationPort = integerFromEnv("DESTINATION_PORT", 4100, { min: 0, max: 65_535 });
 const workerCount = integerFromEnv("FENCELINE_WORKERS", 2, { min: 0 });
 const demo = process.env.FENCELINE_DEMO !== "0";
+const workerTransport = process.env.FENCELINE_WORKER_TRANSPORT || "direct";
+if (workerTransport !== "direct" && workerTransport !== "http") {
+  throw new Error(`FENCELINE_WORKER_TRANSPORT must be "direct" or "http", got "${workerTransport}"`);
+}
+const workerToken = process.env.FENCELINE_WORKER_TOKEN || randomBytes(32).toString("base64url");
 const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
 const workerEntry = path.join(root, "lib", "cli", "worker.ts");
 const destinationEntry = path.join(root, "lib", "adapters", "destination", "main.ts");
@@ -75,6 +84,7 @@ async function main(): Promise<void> {
 
   const destination = supervisor.start({
     name: "destination",
+    stopWave: 2,
     command: process.execPath,
     args: ["--import", "tsx", destinationEntry],
     env: { DESTINATION_DATABASE_URL: database.url, DESTINATION_PORT: String(destinationPort), FENCELINE_PROCESS: "fenceline-destination" },
@@ -86,20 +96,33 @@ async function main(): Promise<void> {
 
   supervisor.start({
     name: "web",
+    stopWave: 1,
     command: process.execPath,
     args: [nextBin, "start", "-H", "127.0.0.1", "-p", String(port)],
     // The web app reaches the destination service for the fault lab, which exists in demo mode only.
-    env: { ...childEnv, FENCELINE_DESTINATION_URL: destinationUrl, FENCELINE_MODE: process.env.FENCELINE_MODE ?? "demo", FENCELINE_PROCESS: "fenceline-web" },
+    env: {
+      ...childEnv,
+      FENCELINE_DESTINATION_URL: destinationUrl,
+      FENCELINE_MODE: process.env.FENCELINE_MODE ?? "demo",
+      FENCELINE_PROCESS: "fenceline-web",
+      FENCELINE_WORKER_TOKEN: workerToken,
+    },
     cwd: root,
   });
 
+  // Over HTTP a worker reaches the coordinator through the web app, and gets no database URL.
+  const workerEnv: Record<string, string> =
+    workerTransport === "http"
+      ? { NEXT_TELEMETRY_DISABLED: "1", DATABASE_URL: "", FENCELINE_WORKER_TRANSPORT: "http", FENCELINE_COORDINATOR_URL: `http://127.0.0.1:${port}`, FENCELINE_WORKER_TOKEN: workerToken }
+      : { ...childEnv, FENCELINE_WORKER_TRANSPORT: "direct" };
   if (existsSync(workerEntry)) {
+    log("start", `workers use the ${workerTransport} transport`);
     for (let index = 1; index <= workerCount; index += 1) {
       supervisor.start({
         name: `worker-${index}`,
         command: process.execPath,
         args: ["--import", "tsx", workerEntry],
-        env: { ...childEnv, FENCELINE_DESTINATION_URL: destinationUrl, FENCELINE_PROCESS: `fenceline-worker-${index}` },
+        env: { ...workerEnv, FENCELINE_DESTINATION_URL: destinationUrl, FENCELINE_PROCESS: `fenceline-worker-${index}` },
         cwd: root,
       });
     }

@@ -24,6 +24,11 @@ export interface ChildSpec {
   cwd?: string;
   /** A task that finishes by itself (a build): its exit is not reported as unexpected. */
   oneShot?: boolean;
+  /**
+   * Children stop in waves, lowest first (default 0): workers must be able to reach the web app
+   * and the destination while they hand back their work.
+   */
+  stopWave?: number;
 }
 
 export interface ChildExit {
@@ -54,7 +59,7 @@ export interface SupervisorOptions {
 const DEFAULT_STOP_GRACE_MS = 10_000;
 
 export class Supervisor {
-  private readonly running = new Map<string, { process: ChildProcess; exited: Promise<ChildExit> }>();
+  private readonly running = new Map<string, { process: ChildProcess; exited: Promise<ChildExit>; stopWave: number }>();
   private stopping = false;
 
   constructor(private readonly options: SupervisorOptions = {}) {}
@@ -85,7 +90,7 @@ export class Supervisor {
       return exit;
     });
 
-    this.running.set(spec.name, { process: child, exited });
+    this.running.set(spec.name, { process: child, exited, stopWave: spec.stopWave ?? 0 });
 
     const waitForLine = (pattern: RegExp, timeoutMs: number) =>
       new Promise<RegExpMatchArray>((resolve, reject) => {
@@ -115,20 +120,27 @@ export class Supervisor {
   async stopAll(): Promise<ChildExit[]> {
     this.stopping = true;
     const graceMs = this.options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
-    return Promise.all(
-      [...this.running.entries()].map(async ([name, { process: child, exited }]) => {
-        child.kill("SIGTERM");
-        const timer = setTimeout(() => {
-          log(name, `still running ${graceMs} ms after SIGTERM: sending SIGKILL`);
-          child.kill("SIGKILL");
-        }, graceMs);
-        try {
-          return await exited;
-        } finally {
-          clearTimeout(timer);
-        }
-      }),
-    );
+    const children = [...this.running.entries()];
+    const waves = [...new Set(children.map(([, child]) => child.stopWave))].sort((a, b) => a - b);
+    const exits: ChildExit[] = [];
+    for (const wave of waves) {
+      const stopping = children.filter(([, child]) => child.stopWave === wave);
+      exits.push(...(await Promise.all(stopping.map(([name, { process: child, exited }]) => this.stopOne(name, child, exited, graceMs)))));
+    }
+    return exits;
+  }
+
+  private async stopOne(name: string, child: ChildProcess, exited: Promise<ChildExit>, graceMs: number): Promise<ChildExit> {
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => {
+      log(name, `still running ${graceMs} ms after SIGTERM: sending SIGKILL`);
+      child.kill("SIGKILL");
+    }, graceMs);
+    try {
+      return await exited;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 

@@ -1,3 +1,235 @@
+/**
+ * The HTTP worker protocol: the coordinator's operations (lib/worker/coordinator.ts) as
+ * `POST /api/worker/<operation>`, authorised by a worker bearer token. These schemas are shared
+ * by the server (lib/api/worker-protocol.ts) and the client (lib/worker/http-coordinator.ts).
+ *
+ * On the wire, fencing terms and epochs are decimal strings (they are bigints) and times are
+ * ISO 8601 strings. A refused fenced write is a 409 problem with `code: "authority_lost"` and
+ * the refusal's fields; the client re-raises it as the engine's own AuthorityLostError.
+ */
 import type { ZodOpenApiPathsObject } from "zod-openapi";
+import { z } from "zod";
+import { problemResponse } from "./common";
 
-export const workerPaths: ZodOpenApiPathsObject = {};
+const MAX_BATCH = 500;
+
+export const wireTerm = z.string().regex(/^\d{1,19}$/, "a decimal integer").meta({ description: "A fencing term or epoch (a bigint, as a decimal string)" });
+const wireTime = z.iso.datetime({ offset: true });
+const id = z.uuid();
+const shortText = z.string().max(2_000);
+/** Any JSON value: a destination's answer, a step's input. */
+const jsonValue = z.unknown();
+
+export const wireLease = z
+  .object({ stepId: id, fencingTerm: wireTerm, sessionId: id })
+  .meta({ id: "WorkerLease", description: "The lease a worker presents: step, fencing term, its session" });
+
+// ---- sessions -------------------------------------------------------------------------------
+
+export const registerSessionBody = z.object({
+  host: z.string().min(1).max(255).optional(),
+  pid: z.number().int().min(0).max(2_147_483_647).optional(),
+});
+export const registerSessionResponse = z.object({ sessionId: id });
+
+export const sessionBody = z.object({ sessionId: id });
+export const heartbeatResponse = z.object({ alive: z.boolean() });
+export const stopSessionBody = z.object({ sessionId: id, reason: shortText });
+
+// ---- leases ---------------------------------------------------------------------------------
+
+export const claimBody = z.object({
+  sessionId: id,
+  adapters: z.array(z.string().min(1).max(100)).max(100),
+  limit: z.number().int().min(0).max(MAX_BATCH),
+});
+
+export const wireClaimedStep = z
+  .object({
+    stepId: id,
+    workflowId: id,
+    attemptId: id,
+    fencingTerm: wireTerm,
+    epoch: wireTerm,
+    mode: z.enum(["execute", "retry_same_identity", "status_query"]),
+    requestIdentity: z.string().nullable(),
+    input: jsonValue,
+    inputDigest: z.string(),
+    adapter: z.string(),
+    operation: z.string(),
+    stepClass: z.string(),
+    attemptsStarted: z.number().int(),
+    attemptBudget: z.number().int(),
+    leaseTtlMs: z.number().int(),
+    renewEveryMs: z.number().int(),
+    attemptDeadlineMs: z.number().int(),
+    graceMs: z.number().int(),
+    deadlineAt: wireTime,
+    expiresAt: wireTime,
+    checkpointVersion: z.number().int(),
+    dbNow: wireTime,
+  })
+  .meta({ id: "ClaimedStep" });
+export const claimResponse = z.object({ steps: z.array(wireClaimedStep) });
+
+export const renewBody = z.object({
+  sessionId: id,
+  leases: z.array(z.object({ stepId: id, fencingTerm: wireTerm, checkpointVersion: z.number().int().min(0) })).max(MAX_BATCH),
+});
+export const wireRenewResult = z.union([
+  z.object({ stepId: id, renewed: z.literal(true), expiresAt: wireTime, dbNow: wireTime }),
+  z.object({ stepId: id, renewed: z.literal(false), reason: z.string() }),
+]);
+export const renewResponse = z.object({ results: z.array(wireRenewResult) });
+
+export const releaseBody = z.object({
+  lease: wireLease,
+  reason: shortText,
+  delayMs: z.number().min(0).max(86_400_000).optional(),
+  effectAbsent: z.boolean().optional(),
+});
+
+// ---- checkpoints ----------------------------------------------------------------------------
+
+export const checkpointAckResponse = z.object({ checkpointVersion: z.number().int() });
+export const persistRequestIdentityBody = z.object({ lease: wireLease, proposed: z.string().min(1).max(500), adapterVersion: z.string().min(1).max(100) });
+export const persistRequestIdentityResponse = z.object({ checkpointVersion: z.number().int(), requestIdentity: z.string() });
+export const leaseBody = z.object({ lease: wireLease });
+export const observeResponseBody = z.object({ lease: wireLease, externalReference: z.string().max(500).nullable(), result: jsonValue });
+export const observeEffectAbsentBody = z.object({ lease: wireLease, answer: jsonValue });
+export const reportFailureBody = z.object({ lease: wireLease, reason: shortText });
+export const postLateObservationBody = z.object({
+  lease: wireLease,
+  observation: z.object({ operation: z.string().min(1).max(100), externalReference: z.string().max(500).nullable(), result: jsonValue }),
+});
+
+// ---- permits --------------------------------------------------------------------------------
+
+export const acquirePermitBody = z.object({
+  lease: wireLease,
+  request: z.object({
+    adapter: z.string().min(1).max(100),
+    operationClass: z.enum(["create", "query"]),
+    limit: z.number().int().min(0),
+    ttlMs: z.number().min(0).max(86_400_000),
+    requestIdentity: z.string().max(500).nullable(),
+  }),
+});
+/** permit: granted. refusal: capacity in use (waitMs: when it can free up, null while calls are active). Both null: the lease is not held. */
+export const acquirePermitResponse = z.object({
+  permit: z.object({ permitId: id, expiresAt: wireTime }).nullable(),
+  refusal: z.object({ waitMs: z.number().nullable() }).nullable(),
+});
+export const releasePermitBody = z.object({ sessionId: id, permitId: id });
+export const holdPermitBody = z.object({ sessionId: id, permitId: id, reason: shortText, holdMs: z.number().min(0).max(86_400_000) });
+
+// ---- receipts -------------------------------------------------------------------------------
+
+const verification = z.enum(["direct_response", "idempotent_replay", "status_query"]);
+export const wireConclusion = z.union([
+  z.object({ kind: z.literal("effect"), externalReference: z.string().max(500).nullable(), result: jsonValue, verification }),
+  z.object({ kind: z.literal("no_action_needed"), reason: shortText }),
+  z.object({ kind: z.literal("skip"), reason: shortText }),
+]);
+export const commitReceiptsBody = z.object({
+  sessionId: id,
+  receipts: z.array(z.object({ stepId: id, fencingTerm: wireTerm, conclusion: wireConclusion })).max(MAX_BATCH),
+});
+
+const rejectionReason = z.enum(["superseded", "not_owner", "expired", "revoked", "lease_ended", "epoch_stale", "workflow_inactive", "checkpoint_order"]);
+/** An AuthorityLostError's fields, as carried by a problem and by a refused receipt. */
+export const wireAuthorityLost = z
+  .object({
+    code: z.literal("authority_lost"),
+    operation: z.string(),
+    stepId: id,
+    presentedTerm: wireTerm,
+    reason: rejectionReason,
+    currentTerm: wireTerm.nullable(),
+  })
+  .meta({ id: "AuthorityLost" });
+export const commitReceiptsResponse = z.object({
+  results: z.array(
+    z.union([
+      z.object({ stepId: id, committed: z.literal(true), receiptId: id }),
+      z.object({ stepId: id, committed: z.literal(false), error: wireAuthorityLost }),
+    ]),
+  ),
+});
+
+// ---- recovery and waiting -------------------------------------------------------------------
+
+export const recoverBody = z.object({ sessionId: id, batchSize: z.number().int().min(1).max(1_000) });
+export const recoverResponse = z.object({ settled: z.number().int() });
+/** The server waits at most this long in one request; the client asks again for longer waits. */
+export const MAX_WAIT_MS = 30_000;
+export const waitForWorkBody = z.object({ sessionId: id, timeoutMs: z.number().min(0).max(MAX_WAIT_MS) });
+export const waitForWorkResponse = z.object({ woken: z.boolean() });
+
+// Plain unions above: zod-openapi 5.4 fails on discriminated unions in this zod version.
+
+/** Engine refusals carried in a problem body beside type/title/status/detail. */
+export const workerProblemFields = z.discriminatedUnion("code", [
+  wireAuthorityLost,
+  z.object({ code: z.literal("checkpoint_order"), operation: z.string(), stepId: z.string() }),
+  z.object({ code: z.literal("release_refused"), stepId: z.string(), checkpoint: z.string() }),
+  z.object({ code: z.literal("not_found"), what: z.string(), id: z.string() }),
+]);
+
+// ---- the operations -------------------------------------------------------------------------
+
+type Operation = {
+  readonly summary: string;
+  readonly body: z.ZodType;
+  /** null: 204 No Content. */
+  readonly response: z.ZodType | null;
+};
+
+/** Every operation of the protocol, by its path segment. */
+export const workerOperations = {
+  "register-session": { summary: "Register a worker session (unique per process start)", body: registerSessionBody, response: registerSessionResponse },
+  heartbeat: { summary: "Session liveness; alive=false once the session was stopped", body: sessionBody, response: heartbeatResponse },
+  "stop-session": { summary: "Stop a session", body: stopSessionBody, response: null },
+  claim: { summary: "Claim up to `limit` ready steps of the given adapters", body: claimBody, response: claimResponse },
+  renew: { summary: "Renew a batch of the session's leases; a refusal is an answer with its reason", body: renewBody, response: renewResponse },
+  "persist-request-identity": { summary: "Checkpoint 2: persist the step's request identity", body: persistRequestIdentityBody, response: persistRequestIdentityResponse },
+  "begin-invocation": { summary: "Checkpoint 3: the invocation began", body: leaseBody, response: checkpointAckResponse },
+  "observe-response": { summary: "Checkpoint 4: the destination's answer", body: observeResponseBody, response: checkpointAckResponse },
+  "observe-effect-absent": { summary: "Checkpoint 4: the destination applied nothing", body: observeEffectAbsentBody, response: checkpointAckResponse },
+  "acquire-permit": { summary: "Take an adapter permit (null when no capacity is free or the lease is not held)", body: acquirePermitBody, response: acquirePermitResponse },
+  "release-permit": { summary: "Return an adapter permit", body: releasePermitBody, response: null },
+  "hold-permit": { summary: "Keep a permit counted after a call with an unknown outcome", body: holdPermitBody, response: null },
+  "commit-receipts": { summary: "Commit a batch of receipts, each fenced on its own lease", body: commitReceiptsBody, response: commitReceiptsResponse },
+  "report-failure": { summary: "Report a failed attempt; recovery decides from evidence", body: reportFailureBody, response: null },
+  release: { summary: "Hand back work whose invocation has not begun (or whose effect is known absent)", body: releaseBody, response: null },
+  "post-late-observation": { summary: "Post evidence learned after authority was lost", body: postLateObservationBody, response: null },
+  recover: { summary: "One bounded recovery pass; returns how many leases and permits it settled", body: recoverBody, response: recoverResponse },
+  "wait-for-work": { summary: "Long poll: answers when work may have become ready, or after timeoutMs", body: waitForWorkBody, response: waitForWorkResponse },
+} as const satisfies Record<string, Operation>;
+
+export type WorkerOperation = keyof typeof workerOperations;
+
+export const workerPaths: ZodOpenApiPathsObject = Object.fromEntries(
+  Object.entries(workerOperations).map(([name, operation]: [string, Operation]) => [
+    `/api/worker/${name}`,
+    {
+      post: {
+        operationId: `worker-${name}`,
+        tags: ["worker"],
+        summary: operation.summary,
+        description: "Requires `Authorization: Bearer <worker token>`.",
+        requestBody: { required: true, content: { "application/json": { schema: operation.body } } },
+        responses: {
+          ...(operation.response
+            ? { "200": { description: "Done", content: { "application/json": { schema: operation.response } } } }
+            : { "204": { description: "Done" } }),
+          "400": problemResponse("The body does not match the schema"),
+          "401": problemResponse("Missing or wrong worker token"),
+          "403": problemResponse("The session is not a live session registered through this protocol"),
+          "404": problemResponse("Not found (code not_found)"),
+          "409": problemResponse("Refused by the engine: code authority_lost (with operation, stepId, presentedTerm, reason, currentTerm), checkpoint_order or release_refused"),
+        },
+      },
+    },
+  ]),
+);

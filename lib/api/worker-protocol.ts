@@ -1,0 +1,316 @@
+/**
+ * The HTTP worker protocol's server side, framework-free: `handleWorkerProtocol(request, pool)`
+ * answers `POST /api/worker/<operation>` with the same engine functions the direct transport
+ * calls (lib/worker/coordinator.ts). The Next route (app/api/worker/[operation]/route.ts) only
+ * calls it; a test or a benchmark can mount it on a plain node:http server.
+ *
+ * Every request carries the worker bearer token (authenticateWorker). Every session it names
+ * must have been registered through this protocol; beyond that, the engine's own fencing
+ * decides: a lease presented by another session is refused and recorded as a fencing rejection.
+ * Engine refusals travel as problem+json with their `code` and fields, so the client can raise
+ * the same error classes the direct transport raises.
+ */
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Pool } from "pg";
+import type { z } from "zod";
+import {
+  MAX_WAIT_MS,
+  workerOperations,
+  type WorkerOperation,
+  type wireAuthorityLost,
+  type wireClaimedStep,
+  type wireLease,
+} from "@/lib/api/contract/worker";
+import { HttpProblem, json, problem, readJson, toProblem } from "@/lib/api/http";
+import { beginInvocation, observeEffectAbsent, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
+import { run } from "@/lib/engine/db";
+import { AuthorityLostError, CheckpointOrderError, NotFoundError, ReleaseRefusedError } from "@/lib/engine/errors";
+import { postLateObservation } from "@/lib/engine/late-observation";
+import { claimSteps, releaseLease, renewLeases } from "@/lib/engine/lease";
+import { acquirePermit, holdPermit, isPermit, releasePermit } from "@/lib/engine/permit";
+import { commitReceipts } from "@/lib/engine/receipt";
+import { reportFailure } from "@/lib/engine/recovery";
+import { heartbeatSession, stopSession } from "@/lib/engine/session";
+import * as sessionSql from "@/lib/engine/sql/session";
+import type { ClaimedStep, LeaseHandle } from "@/lib/engine/types";
+import { directCoordinator, type Coordinator } from "@/lib/worker/coordinator";
+
+export const WORKER_TOKEN_ENV = "FENCELINE_WORKER_TOKEN";
+
+const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
+
+/**
+ * The one place that decides whether a request comes from a worker. For now: the shared bearer
+ * token of this run (FENCELINE_WORKER_TOKEN), compared in constant time. A later issue replaces
+ * this with hashed per-worker tokens bound to a worker identity.
+ */
+export function authenticateWorker(request: Request): void {
+  const expected = process.env[WORKER_TOKEN_ENV];
+  if (!expected) {
+    throw new HttpProblem(503, "Worker protocol disabled", `the worker protocol is off: ${WORKER_TOKEN_ENV} is not set for this process`);
+  }
+  const header = request.headers.get("authorization") ?? "";
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  // Digests have equal length whatever was sent, so the comparison time says nothing about the token.
+  if (!match || !timingSafeEqual(digest(match[1]!), digest(expected))) {
+    throw new HttpProblem(401, "Unauthorized", "a valid worker token is required (Authorization: Bearer <token>)", {}, { "www-authenticate": 'Bearer realm="fenceline-worker"' });
+  }
+}
+
+// ---- per-pool state: the LISTEN connection for long polls, and sessions known to be ours -----
+
+type PoolState = { readonly waiter: Coordinator; readonly sessions: Set<string> };
+const states = new WeakMap<Pool, PoolState>();
+const MAX_CACHED_SESSIONS = 10_000;
+
+function stateOf(pool: Pool): PoolState {
+  let state = states.get(pool);
+  if (!state) {
+    state = { waiter: directCoordinator(pool), sessions: new Set() };
+    states.set(pool, state);
+  }
+  return state;
+}
+
+/** Closes the long-poll listener of a pool (tests and benchmarks that end their pool). */
+export async function closeWorkerProtocol(pool: Pool): Promise<void> {
+  const state = states.get(pool);
+  states.delete(pool);
+  await state?.waiter.close();
+}
+
+/** Refuses (403) a session that was not registered through this protocol. */
+async function requireSession(pool: Pool, sessionId: string): Promise<void> {
+  const { sessions } = stateOf(pool);
+  if (sessions.has(sessionId)) return;
+  const { rows } = await pool.query("SELECT 1 FROM worker_session WHERE id = $1 AND transport = 'http'", [sessionId]);
+  if (rows.length === 0) throw new HttpProblem(403, "Unknown session", `session ${sessionId} was not registered through the worker protocol`);
+  remember(sessions, sessionId);
+}
+
+function remember(sessions: Set<string>, sessionId: string): void {
+  if (sessions.size >= MAX_CACHED_SESSIONS) sessions.delete(sessions.values().next().value!);
+  sessions.add(sessionId);
+}
+
+// ---- wire conversions --------------------------------------------------------------------------
+
+const leaseOf = (wire: z.output<typeof wireLease>): LeaseHandle => ({ stepId: wire.stepId, fencingTerm: BigInt(wire.fencingTerm), sessionId: wire.sessionId });
+
+export function authorityLostFields(error: AuthorityLostError): z.input<typeof wireAuthorityLost> {
+  return {
+    code: "authority_lost",
+    operation: error.operation,
+    stepId: error.stepId,
+    presentedTerm: error.presentedTerm.toString(),
+    reason: error.reason,
+    currentTerm: error.currentTerm === null ? null : error.currentTerm.toString(),
+  };
+}
+
+const claimedToWire = (step: ClaimedStep): z.input<typeof wireClaimedStep> => ({
+  ...step,
+  fencingTerm: step.fencingTerm.toString(),
+  epoch: step.epoch.toString(),
+  deadlineAt: step.deadlineAt.toISOString(),
+  expiresAt: step.expiresAt.toISOString(),
+  dbNow: step.dbNow.toISOString(),
+});
+
+/** Engine refusals become problems that name their code and carry the error's fields. */
+function workerProblem(error: unknown): Response {
+  if (error instanceof AuthorityLostError) return problem(409, "Authority lost", error.message, authorityLostFields(error));
+  if (error instanceof CheckpointOrderError) return problem(409, "Checkpoint out of order", error.message, { code: error.code, operation: error.operation, stepId: error.stepId });
+  if (error instanceof ReleaseRefusedError) return problem(409, "Release refused", error.message, { code: error.code, stepId: error.stepId, checkpoint: error.checkpoint });
+  if (error instanceof NotFoundError) return problem(404, "Not found", error.message, { code: error.code, what: error.what, id: error.id });
+  return toProblem(error);
+}
+
+const noContent = () => new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
+
+// ---- the operations ----------------------------------------------------------------------------
+
+type Body<O extends WorkerOperation> = z.output<(typeof workerOperations)[O]["body"]>;
+type Handlers = { [O in WorkerOperation]: (pool: Pool, body: Body<O>) => Promise<Response> };
+
+type AnswerOf<O extends WorkerOperation> = (typeof workerOperations)[O]["response"] extends infer S extends z.ZodType ? z.input<S> : never;
+
+/** Shapes an answer through the operation's response schema. */
+const respond = <O extends WorkerOperation>(operation: O, data: AnswerOf<O>): Response => {
+  const schema = workerOperations[operation].response;
+  return schema ? json(schema as z.ZodType, data) : noContent();
+};
+
+const handlers: Handlers = {
+  "register-session": async (pool, body) => {
+    const sessionId = randomUUID();
+    await run(pool, sessionSql.registerSession, [sessionId, body.host ?? "unknown", body.pid ?? 0, "http"]);
+    remember(stateOf(pool).sessions, sessionId);
+    return respond("register-session", { sessionId });
+  },
+  heartbeat: async (pool, body) => {
+    await requireSession(pool, body.sessionId);
+    return respond("heartbeat", { alive: await heartbeatSession(pool, body.sessionId) });
+  },
+  "stop-session": async (pool, body) => {
+    await requireSession(pool, body.sessionId);
+    await stopSession(pool, body.sessionId, body.reason);
+    return noContent();
+  },
+  claim: async (pool, body) => {
+    await requireSession(pool, body.sessionId);
+    const steps = await claimSteps(pool, body.sessionId, body.adapters, body.limit);
+    return respond("claim", { steps: steps.map(claimedToWire) });
+  },
+  renew: async (pool, body) => {
+    await requireSession(pool, body.sessionId);
+    const results = await renewLeases(
+      pool,
+      body.sessionId,
+      body.leases.map((lease) => ({ stepId: lease.stepId, fencingTerm: BigInt(lease.fencingTerm), sessionId: body.sessionId, checkpointVersion: lease.checkpointVersion })),
+    );
+    return respond("renew", {
+      results: results.map((result) =>
+        result.renewed ? { ...result, expiresAt: result.expiresAt.toISOString(), dbNow: result.dbNow.toISOString() } : result,
+      ),
+    });
+  },
+  "persist-request-identity": async (pool, body) => {
+    await requireSession(pool, body.lease.sessionId);
+    return respond("persist-request-identity", await persistRequestIdentity(pool, leaseOf(body.lease), body.proposed, body.adapterVersion));
+  },
+  "begin-invocation": async (pool, body) => {
+    await requireSession(pool, body.lease.sessionId);
+    return respond("begin-invocation", await beginInvocation(pool, leaseOf(body.lease)));
+  },
+  "observe-response": async (pool, body) => {
+    await requireSession(pool, body.lease.sessionId);
+    return respond("observe-response", await observeResponse(pool, leaseOf(body.lease), body.externalReference, body.result));
+  },
+  "observe-effect-absent": async (pool, body) => {
+    await requireSession(pool, body.lease.sessionId);
+    return respond("observe-effect-absent", await observeEffectAbsent(pool, leaseOf(body.lease), body.answer));
+  },
+  "acquire-permit": async (pool, body) => {
+    await requireSession(pool, body.lease.sessionId);
+    const outcome = await acquirePermit(pool, leaseOf(body.lease), body.request);
+    return respond("acquire-permit", {
+      permit: isPermit(outcome) ? { permitId: outcome.permitId, expiresAt: outcome.expiresAt.toISOString() } : null,
+      refusal: outcome !== null && !isPermit(outcome) ? { waitMs: outcome.waitMs } : null,
+    });
+  },
+  "release-permit": async (pool, body) => {
+    await requireSession(pool, body.sessionId);
+    await requirePermitOwner(pool, body.permitId, body.sessionId);
+    await releasePermit(pool, body.permitId);
+    return noContent();
+  },
+  "hold-permit": async (pool, body) => {
+    await requireSession(pool, body.sessionId);
+    await requirePermitOwner(pool, body.permitId, body.sessionId);
+    await holdPermit(pool, body.permitId, body.reason, body.holdMs);
+    return noContent();
+  },
+  "commit-receipts": async (pool, body) => {
+    await requireSession(pool, body.sessionId);
+    const results = await commitReceipts(
+      pool,
+      body.sessionId,
+      body.receipts.map((receipt) => ({
+        lease: { stepId: receipt.stepId, fencingTerm: BigInt(receipt.fencingTerm), sessionId: body.sessionId },
+        conclusion: receipt.conclusion,
+      })),
+    );
+    return respond("commit-receipts", {
+      results: results.map((result) => (result.committed ? result : { stepId: result.stepId, committed: false as const, error: authorityLostFields(result.error) })),
+    });
+  },
+  "report-failure": async (pool, body) => {
+    await requireSession(pool, body.lease.sessionId);
+    await reportFailure(pool, leaseOf(body.lease), body.reason);
+    return noContent();
+  },
+  release: async (pool, body) => {
+    await requireSession(pool, body.lease.sessionId);
+    await releaseLease(pool, leaseOf(body.lease), body.reason, { delayMs: body.delayMs, effectAbsent: body.effectAbsent });
+    return noContent();
+  },
+  "post-late-observation": async (pool, body) => {
+    await requireSession(pool, body.lease.sessionId);
+    await postLateObservation(pool, leaseOf(body.lease), body.observation);
+    return noContent();
+  },
+  recover: async (pool, body) => {
+    await requireSession(pool, body.sessionId);
+    return respond("recover", { settled: await stateOf(pool).waiter.recover(body.sessionId, body.batchSize) });
+  },
+  "wait-for-work": async (pool, body) => {
+    await requireSession(pool, body.sessionId);
+    const startedAt = performance.now();
+    const timeoutMs = Math.min(body.timeoutMs, MAX_WAIT_MS);
+    await stateOf(pool).waiter.waitForWork(timeoutMs);
+    return respond("wait-for-work", { woken: performance.now() - startedAt < timeoutMs - 1 });
+  },
+};
+
+/** A permit may be settled only by the session whose lease took it. */
+async function requirePermitOwner(pool: Pool, permitId: string, sessionId: string): Promise<void> {
+  const { rows } = await pool.query<{ owner: string }>(
+    `SELECT l.owner_session_id AS owner FROM adapter_permit p JOIN lease l ON l.step_id = p.step_id AND l.fencing_term = p.fencing_term WHERE p.id = $1`,
+    [permitId],
+  );
+  if (rows.length === 0) throw new NotFoundError("adapter permit", permitId);
+  if (rows[0]!.owner !== sessionId) throw new HttpProblem(403, "Not your permit", `permit ${permitId} was taken under another session's lease`);
+}
+
+const OPERATION_PATH = /\/api\/worker\/([a-z-]+)\/?$/;
+
+/** Answers one request of the worker protocol; never throws. */
+export async function handleWorkerProtocol(request: Request, pool: Pool): Promise<Response> {
+  try {
+    const name = OPERATION_PATH.exec(new URL(request.url).pathname)?.[1];
+    if (!name || !Object.hasOwn(workerOperations, name)) throw new HttpProblem(404, "Not found", `no worker operation at ${new URL(request.url).pathname}`);
+    if (request.method !== "POST") throw new HttpProblem(405, "Method not allowed", "worker operations are POST", {}, { allow: "POST" });
+    authenticateWorker(request);
+    const operation = name as WorkerOperation;
+    const body = await readJson(request, workerOperations[operation].body);
+    return await (handlers[operation] as (pool: Pool, body: unknown) => Promise<Response>)(pool, body);
+  } catch (error) {
+    return workerProblem(error);
+  }
+}
+
+/**
+ * The protocol as a node:http request listener, for tests and benchmarks that serve it without
+ * Next: `http.createServer(workerProtocolListener(pool)).listen(0)`.
+ */
+export function workerProtocolListener(pool: Pool): (request: IncomingMessage, response: ServerResponse) => void {
+  return (incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
+    incoming.on("end", () => {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(incoming.headers)) {
+        for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one);
+      }
+      const hasBody = incoming.method !== "GET" && incoming.method !== "HEAD";
+      const request = new Request(`http://${incoming.headers.host ?? "localhost"}${incoming.url ?? "/"}`, {
+        method: incoming.method,
+        headers,
+        body: hasBody ? Buffer.concat(chunks) : undefined,
+      });
+      void handleWorkerProtocol(request, pool)
+        .then(async (response) => {
+          const body = Buffer.from(await response.arrayBuffer());
+          outgoing.writeHead(response.status, Object.fromEntries(response.headers));
+          outgoing.end(body);
+        })
+        .catch((error: unknown) => {
+          console.error("[worker-protocol] answer failed:", error);
+          if (!outgoing.headersSent) outgoing.writeHead(500);
+          outgoing.end();
+        });
+    });
+  };
+}

@@ -1,0 +1,5 @@
+/** The coordinator conformance suite over the direct database transport. */
+import { coordinatorConformance } from "./coordinator.conformance";
+import { directCoordinator } from "./coordinator";
+
+coordinatorConformance("direct", (db) => directCoordinator(db.pool));

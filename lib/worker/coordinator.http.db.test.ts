@@ -1,0 +1,241 @@
+/**
+ * The coordinator conformance suite over the HTTP worker protocol (lib/api/worker-protocol.ts
+ * served on a plain node:http server), plus what only HTTP has: the bearer token, sessions that
+ * must be registered through the protocol, transport failures that are not lost authority, and
+ * a real Worker running a workflow end to end over HTTP.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Pool } from "pg";
+import { afterAll, describe, expect, onTestFinished, vi } from "vitest";
+import { closeWorkerProtocol, workerProtocolListener } from "@/lib/api/worker-protocol";
+import { dbTest as test, type TestDatabase } from "@/lib/db/test-database";
+import { AuthorityLostError } from "@/lib/engine/errors";
+import { registerSession } from "@/lib/engine/session";
+import { createSingleStepWorkflows, createStepClass, truncateEngineTables } from "@/lib/engine/test-support";
+import { createWorkflow } from "@/lib/engine/workflow";
+import { AttemptRun, AuthorityUncertainError } from "./attempt-run";
+import { coordinatorConformance } from "./coordinator.conformance";
+import { directCoordinator } from "./coordinator";
+import { pureHandler } from "./handlers/pure";
+import { spawnWorker, stopAll } from "./test-process";
+import { httpCoordinator, WorkerTransportError } from "./http-coordinator";
+import { Worker } from "./worker";
+
+const TOKEN = "conformance-token-0123456789";
+process.env.FENCELINE_WORKER_TOKEN = TOKEN;
+
+let served: { pool: Pool; server: Server; baseUrl: string } | null = null;
+
+/** One protocol server per test file, on a free port, over the file's database. */
+async function serve(db: TestDatabase): Promise<string> {
+  if (served?.pool === db.pool) return served.baseUrl;
+  const server = createServer(workerProtocolListener(db.pool));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  served = { pool: db.pool, server, baseUrl: `http://127.0.0.1:${port}` };
+  return served.baseUrl;
+}
+
+afterAll(async () => {
+  if (!served) return;
+  const { server, pool } = served;
+  served = null;
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  await closeWorkerProtocol(pool);
+});
+
+coordinatorConformance("http", async (db) => httpCoordinator({ baseUrl: await serve(db), token: TOKEN, timeoutMs: 5_000 }));
+
+describe("the HTTP worker protocol", () => {
+  test.beforeEach(async ({ db }) => {
+    await truncateEngineTables(db.pool);
+  });
+
+  test("refuses a missing or wrong token with 401 problem+json, surfaced as a plain Error", async ({ db }) => {
+    const baseUrl = await serve(db);
+    for (const authorization of [undefined, "Bearer wrong-token", `Basic ${TOKEN}`, `Bearer ${TOKEN}x`]) {
+      const response = await fetch(`${baseUrl}/api/worker/register-session`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(authorization ? { authorization } : {}) },
+        body: "{}",
+      });
+      expect(response.status).toBe(401);
+      expect(response.headers.get("content-type")).toBe("application/problem+json");
+      expect(response.headers.get("www-authenticate")).toMatch(/^Bearer/);
+      expect(await response.json()).toMatchObject({ status: 401, title: "Unauthorized" });
+    }
+    const wrong = httpCoordinator({ baseUrl, token: "wrong-token" });
+    const refused = await wrong.registerSession().catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(WorkerTransportError);
+    expect(refused).not.toBeInstanceOf(AuthorityLostError);
+    expect(refused).toMatchObject({ status: 401 });
+    const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM worker_session");
+    expect(rows[0].n).toBe(0);
+  });
+
+  test("refuses a session that was not registered through the protocol (403), and bad bodies (400)", async ({ db }) => {
+    const baseUrl = await serve(db);
+    const directSession = await registerSession(db.pool, "direct");
+    const coordinator = httpCoordinator({ baseUrl, token: TOKEN });
+    await expect(coordinator.heartbeat(directSession)).rejects.toMatchObject({ status: 403 });
+    await expect(coordinator.claim(directSession, ["pure"], 1)).rejects.toMatchObject({ status: 403 });
+
+    const post = (operation: string, body: string) =>
+      fetch(`${baseUrl}/api/worker/${operation}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body });
+    const invalid = await post("claim", JSON.stringify({ sessionId: "not-a-uuid", adapters: [], limit: -1 }));
+    expect(invalid.status).toBe(400);
+    expect(await invalid.json()).toMatchObject({ title: "Invalid request", issues: expect.any(Array) });
+    expect((await post("no-such-operation", "{}")).status).toBe(404);
+    const term = await post("begin-invocation", JSON.stringify({ lease: { stepId: directSession, fencingTerm: "1.5", sessionId: directSession } }));
+    expect(term.status).toBe(400);
+  });
+
+  test("a transport failure is a plain Error, and during renewal leaves the attempt uncertain, not lost", async ({ db }) => {
+    const baseUrl = await serve(db);
+    await createStepClass(db.pool, "quick-renew", { leaseTtlMs: 5_000, renewEveryMs: 100, attemptDeadlineMs: 20_000, graceMs: 500 });
+    await createSingleStepWorkflows(db.pool, 1, { adapter: "pure", operation: "noop", stepClass: "quick-renew" });
+
+    let failRenewals: "refuse" | "5xx" | null = null;
+    let failWaits = false;
+    const flaky: typeof fetch = async (input, init) => {
+      if (String(input).endsWith("/wait-for-work") && failWaits) throw new TypeError("fetch failed");
+      if (String(input).endsWith("/renew") && failRenewals === "refuse") throw new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED") });
+      if (String(input).endsWith("/renew") && failRenewals === "5xx") return new Response("upstream gone", { status: 502 });
+      return fetch(input, init);
+    };
+    const coordinator = httpCoordinator({ baseUrl, token: TOKEN, fetch: flaky });
+    onTestFinished(() => coordinator.close());
+    const sessionId = await coordinator.registerSession();
+    const [claimed] = await coordinator.claim(sessionId, ["pure"], 1);
+    const lines: string[] = [];
+    const run = new AttemptRun(claimed!, sessionId, coordinator, performance.now(), (line) => lines.push(line));
+    onTestFinished(() => run.stop());
+
+    for (const mode of ["refuse", "5xx"] as const) {
+      failRenewals = mode;
+      const renewal = await coordinator.renew(sessionId, [{ ...run.lease, checkpointVersion: run.checkpointVersion }]).catch((error: unknown) => error);
+      expect(renewal).toBeInstanceOf(WorkerTransportError);
+      expect(renewal).not.toBeInstanceOf(AuthorityLostError);
+    }
+
+    failRenewals = "refuse";
+    run.startRenewing();
+    await vi.waitFor(() => expect(lines.some((line) => /unknown outcome/.test(line))).toBe(true), { timeout: 3_000 });
+    expect(run.signal.aborted).toBe(false);
+    expect(() => run.assertHolding()).toThrow(AuthorityUncertainError);
+
+    failRenewals = null;
+    await vi.waitFor(() => expect(() => run.assertHolding()).not.toThrow(), { timeout: 3_000 });
+    expect(run.signal.aborted).toBe(false);
+
+    // A long poll that fails costs latency only: the wait is spent locally and never throws.
+    failWaits = true;
+    const waitStartedAt = performance.now();
+    await coordinator.waitForWork(300);
+    expect(performance.now() - waitStartedAt).toBeGreaterThanOrEqual(250);
+
+    // Nothing listening at all: still a plain transport error.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const nowhere = httpCoordinator({ baseUrl: `http://127.0.0.1:${closedPort}`, token: TOKEN, timeoutMs: 2_000 });
+    const unreachable = await nowhere.renew(sessionId, [{ ...run.lease, checkpointVersion: run.checkpointVersion }]).catch((error: unknown) => error);
+    expect(unreachable).toBeInstanceOf(WorkerTransportError);
+    expect(unreachable).not.toBeInstanceOf(AuthorityLostError);
+    expect(String(unreachable)).toMatch(/ECONNREFUSED/);
+  });
+
+  test("a real Worker runs a two-step workflow to completion over HTTP", async ({ db }) => {
+    const baseUrl = await serve(db);
+    const created = await createWorkflow(db.pool, {
+      kind: "test",
+      input: {},
+      requester: "test",
+      steps: [
+        { name: "a", adapter: "t", operation: "noop", stepClass: "pure" },
+        { name: "b", adapter: "t", operation: "noop", stepClass: "pure", dependsOn: ["a"] },
+      ],
+    });
+    const worker = new Worker({
+      coordinator: httpCoordinator({ baseUrl, token: TOKEN }),
+      handlers: new Map([["t", pureHandler]]),
+      pollIntervalMs: 2_000,
+      recoveryIntervalMs: 200,
+      shutdownTimeoutMs: 2_000,
+      log: () => undefined,
+    });
+    const sessionId = await worker.start();
+    onTestFinished(() => worker.stop());
+    await vi.waitFor(async () => {
+      const { rows } = await db.pool.query("SELECT status FROM workflow WHERE id = $1", [created.workflowId]);
+      expect(rows[0].status).toBe("completed");
+    }, { timeout: 10_000 });
+    await worker.stop();
+    const { rows } = await db.pool.query(
+      `SELECT s.name, r.verification_method::text, l.owner_session_id FROM receipt r JOIN step s ON s.id = r.step_id
+       JOIN lease l ON l.step_id = r.step_id AND l.fencing_term = r.fencing_term WHERE s.workflow_id = $1 ORDER BY s.position`,
+      [created.workflowId],
+    );
+    expect(rows.map((r) => r.name)).toEqual(["a", "b"]);
+    expect(new Set(rows.map((r) => r.owner_session_id))).toEqual(new Set([sessionId]));
+    const session = await db.pool.query("SELECT transport, stopped_at IS NOT NULL AS stopped FROM worker_session WHERE id = $1", [sessionId]);
+    expect(session.rows).toEqual([{ transport: "http", stopped: true }]);
+  });
+
+  test("the worker process (npm run worker) runs over HTTP with no database URL", { timeout: 60_000 }, async ({ db }) => {
+    const baseUrl = await serve(db);
+    const created = await createWorkflow(db.pool, {
+      kind: "test",
+      input: {},
+      requester: "test",
+      steps: [
+        { name: "a", adapter: "pure", operation: "noop", stepClass: "pure" },
+        { name: "b", adapter: "pure", operation: "noop", stepClass: "pure", dependsOn: ["a"] },
+      ],
+    });
+    const child = spawnWorker("", {
+      FENCELINE_WORKER_TRANSPORT: "http",
+      FENCELINE_COORDINATOR_URL: baseUrl,
+      FENCELINE_WORKER_TOKEN: TOKEN,
+      FENCELINE_POLL_INTERVAL_MS: "200",
+    });
+    onTestFinished(() => stopAll([child]));
+    const ready = await child.waitForLine(/^FENCELINE_WORKER_READY /);
+    expect(ready).toMatch(/transport http$/);
+    await vi.waitFor(async () => {
+      const { rows } = await db.pool.query("SELECT status FROM workflow WHERE id = $1", [created.workflowId]);
+      expect(rows[0].status).toBe("completed");
+    }, { timeout: 20_000 });
+    await stopAll([child]);
+    const sessionId = ready.split(" ")[1];
+    const { rows } = await db.pool.query("SELECT transport, stop_reason FROM worker_session WHERE id = $1", [sessionId]);
+    expect(rows).toEqual([{ transport: "http", stop_reason: "SIGTERM" }]);
+  });
+
+  test("round trip: the HTTP transport's cost per operation over the direct one (measured, not asserted)", async ({ db }) => {
+    const baseUrl = await serve(db);
+    const http = httpCoordinator({ baseUrl, token: TOKEN });
+    const direct = directCoordinator(db.pool);
+    onTestFinished(async () => {
+      await Promise.all([http.close(), direct.close()]);
+    });
+    const median = async (coordinator: typeof http) => {
+      const sessionId = await coordinator.registerSession();
+      const samples: number[] = [];
+      for (let i = 0; i < 200; i += 1) {
+        const startedAt = performance.now();
+        await coordinator.heartbeat(sessionId);
+        samples.push(performance.now() - startedAt);
+      }
+      samples.sort((x, y) => x - y);
+      return { p50: samples[100]!, p99: samples[197]! };
+    };
+    const d = await median(direct);
+    const h = await median(http);
+    console.info(`[round trip] heartbeat direct p50 ${d.p50.toFixed(2)} ms p99 ${d.p99.toFixed(2)} ms; http p50 ${h.p50.toFixed(2)} ms p99 ${h.p99.toFixed(2)} ms`);
+    expect(h.p50).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,248 @@
+/**
+ * The HTTP transport of the Coordinator: every operation is one `POST /api/worker/<operation>`
+ * (lib/api/worker-protocol.ts) with the worker bearer token, over keep-alive connections.
+ *
+ * Errors keep their meaning across the wire: an engine refusal (problem+json with a `code`)
+ * is re-raised as the engine's own error class (AuthorityLostError, CheckpointOrderError,
+ * ReleaseRefusedError, NotFoundError), so the worker runtime behaves as with the direct
+ * transport. Anything else — connection refused, a timeout, a 5xx, a 401, an unreadable
+ * answer — is a plain Error: the outcome is unknown, never "authority lost". Nothing is retried
+ * here; the worker decides (a renewal that failed in transit makes its attempt "uncertain").
+ */
+import { hostname } from "node:os";
+import type { z } from "zod";
+import {
+  MAX_WAIT_MS,
+  workerOperations,
+  workerProblemFields,
+  type WorkerOperation,
+  type wireAuthorityLost,
+  type wireClaimedStep,
+} from "@/lib/api/contract/worker";
+import { AuthorityLostError, CheckpointOrderError, NotFoundError, ReleaseRefusedError } from "@/lib/engine/errors";
+import type { ClaimedStep, LeaseHandle } from "@/lib/engine/types";
+import type { Coordinator } from "./coordinator";
+
+export type HttpCoordinatorOptions = {
+  /** The web app's origin, e.g. http://127.0.0.1:3000 */
+  readonly baseUrl: string;
+  readonly token: string;
+  readonly fetch?: typeof fetch;
+  /** How long one request may take before its outcome counts as unknown (default 10 s). */
+  readonly timeoutMs?: number;
+};
+
+/** A request of the protocol that got no usable answer: its outcome is unknown. */
+export class WorkerTransportError extends Error {
+  readonly code = "transport_failed";
+  constructor(
+    readonly operation: string,
+    message: string,
+    readonly status: number | null = null,
+    options?: ErrorOptions,
+  ) {
+    super(`worker protocol ${operation}: ${message}`, options);
+  }
+}
+
+type Body<O extends WorkerOperation> = z.input<(typeof workerOperations)[O]["body"]>;
+type Answer<O extends WorkerOperation> = (typeof workerOperations)[O]["response"] extends z.ZodType
+  ? z.output<(typeof workerOperations)[O]["response"]>
+  : undefined;
+
+const wireLease = (lease: LeaseHandle) => ({ stepId: lease.stepId, fencingTerm: lease.fencingTerm.toString(), sessionId: lease.sessionId });
+
+const authorityLost = (fields: z.output<typeof wireAuthorityLost>) =>
+  new AuthorityLostError(fields.operation, fields.stepId, BigInt(fields.presentedTerm), fields.reason, fields.currentTerm === null ? null : BigInt(fields.currentTerm));
+
+const claimedStep = (wire: z.output<typeof wireClaimedStep>): ClaimedStep => ({
+  ...wire,
+  fencingTerm: BigInt(wire.fencingTerm),
+  epoch: BigInt(wire.epoch),
+  deadlineAt: new Date(wire.deadlineAt),
+  expiresAt: new Date(wire.expiresAt),
+  dbNow: new Date(wire.dbNow),
+});
+
+export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
+  const base = options.baseUrl.replace(/\/+$/, "");
+  const doFetch = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const authorization = `Bearer ${options.token}`;
+  /** Aborted by close(): ends long polls at once. */
+  const closing = new AbortController();
+  /** The session this coordinator registered: permits are settled in its name. */
+  let session: string | null = null;
+
+  async function call<O extends WorkerOperation>(operation: O, body: Body<O>, waitMs = 0): Promise<Answer<O>> {
+    const limitMs = Math.ceil(timeoutMs + waitMs);
+    const signal = AbortSignal.any([closing.signal, AbortSignal.timeout(limitMs)]);
+    let response: Response;
+    try {
+      response = await doFetch(`${base}/api/worker/${operation}`, {
+        method: "POST",
+        headers: { authorization, "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify(body),
+        signal,
+      });
+    } catch (error) {
+      const timedOut = signal.aborted && !closing.signal.aborted;
+      throw new WorkerTransportError(operation, timedOut ? `no answer within ${limitMs} ms` : describe(error), null, { cause: error });
+    }
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      throw new WorkerTransportError(operation, `the answer was cut off: ${String(error)}`, response.status, { cause: error });
+    }
+    if (!response.ok) throw refusal(operation, response.status, text);
+    const schema = workerOperations[operation].response;
+    if (!schema) return undefined as Answer<O>;
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      throw new WorkerTransportError(operation, "the answer is not JSON", response.status);
+    }
+    const parsed = schema.safeParse(data);
+    if (!parsed.success) throw new WorkerTransportError(operation, `the answer does not match the protocol: ${parsed.error.message}`, response.status);
+    return parsed.data as Answer<O>;
+  }
+
+  return {
+    transport: "http",
+    registerSession: async () => {
+      const { sessionId } = await call("register-session", { host: hostname().slice(0, 255), pid: process.pid });
+      session = sessionId;
+      return sessionId;
+    },
+    heartbeat: async (sessionId) => (await call("heartbeat", { sessionId })).alive,
+    stopSession: async (sessionId, reason) => {
+      await call("stop-session", { sessionId, reason });
+    },
+    claim: async (sessionId, adapters, limit) => {
+      if (limit <= 0) return [];
+      return (await call("claim", { sessionId, adapters: [...adapters], limit })).steps.map(claimedStep);
+    },
+    renew: async (sessionId, requests) => {
+      if (requests.length === 0) return [];
+      for (const request of requests) {
+        if (request.sessionId !== sessionId) throw new Error("renew: every lease must belong to the session");
+      }
+      const { results } = await call("renew", {
+        sessionId,
+        leases: requests.map((r) => ({ stepId: r.stepId, fencingTerm: r.fencingTerm.toString(), checkpointVersion: r.checkpointVersion })),
+      });
+      return results.map((result) =>
+        result.renewed ? { stepId: result.stepId, renewed: true, expiresAt: new Date(result.expiresAt), dbNow: new Date(result.dbNow) } : result,
+      );
+    },
+    persistRequestIdentity: (lease, proposed, adapterVersion) => call("persist-request-identity", { lease: wireLease(lease), proposed, adapterVersion }),
+    beginInvocation: (lease) => call("begin-invocation", { lease: wireLease(lease) }),
+    observeResponse: (lease, externalReference, result) => call("observe-response", { lease: wireLease(lease), externalReference, result: result ?? null }),
+    observeEffectAbsent: (lease, answer) => call("observe-effect-absent", { lease: wireLease(lease), answer: answer ?? null }),
+    acquirePermit: async (lease, request) => {
+      const { permit, refusal } = await call("acquire-permit", { lease: wireLease(lease), request: { ...request } });
+      if (permit) return { permitId: permit.permitId, expiresAt: new Date(permit.expiresAt) };
+      return refusal ? { waitMs: refusal.waitMs } : null;
+    },
+    releasePermit: async (permitId) => {
+      await call("release-permit", { sessionId: requireSession(), permitId });
+    },
+    holdPermit: async (permitId, reason, holdMs) => {
+      await call("hold-permit", { sessionId: requireSession(), permitId, reason, holdMs });
+    },
+    commitReceipts: async (sessionId, requests) => {
+      if (requests.length === 0) return [];
+      for (const { lease } of requests) {
+        if (lease.sessionId !== sessionId) throw new Error("commitReceipts: every lease must belong to the session");
+      }
+      const { results } = await call("commit-receipts", {
+        sessionId,
+        receipts: requests.map(({ lease, conclusion }) => ({
+          stepId: lease.stepId,
+          fencingTerm: lease.fencingTerm.toString(),
+          conclusion: conclusion.kind === "effect" ? { ...conclusion, result: conclusion.result ?? null } : conclusion,
+        })),
+      });
+      return results.map((result) => (result.committed ? result : { stepId: result.stepId, committed: false, error: authorityLost(result.error) }));
+    },
+    reportFailure: async (lease, reason) => {
+      await call("report-failure", { lease: wireLease(lease), reason });
+    },
+    release: async (lease, reason, releaseOptions = {}) => {
+      await call("release", { lease: wireLease(lease), reason, delayMs: releaseOptions.delayMs, effectAbsent: releaseOptions.effectAbsent });
+    },
+    postLateObservation: async (lease, observation) => {
+      await call("post-late-observation", { lease: wireLease(lease), observation: { ...observation, result: observation.result ?? null } });
+    },
+    recover: async (decidedBy, batchSize) => (await call("recover", { sessionId: decidedBy, batchSize })).settled,
+    // Never throws, like the direct transport's: a failed long poll only costs latency, so the
+    // rest of the wait is spent locally and the caller polls again.
+    waitForWork: async (waitMs) => {
+      const startedAt = performance.now();
+      const sessionId = session;
+      if (sessionId !== null && !closing.signal.aborted) {
+        try {
+          await call("wait-for-work", { sessionId, timeoutMs: Math.max(0, Math.min(MAX_WAIT_MS, Math.round(waitMs))) }, waitMs);
+          return;
+        } catch {
+          // fall through to a local wait
+        }
+      }
+      const remainingMs = waitMs - (performance.now() - startedAt);
+      if (remainingMs <= 0 || closing.signal.aborted) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, remainingMs);
+        function done() {
+          clearTimeout(timer);
+          closing.signal.removeEventListener("abort", done);
+          resolve();
+        }
+        closing.signal.addEventListener("abort", done);
+      });
+    },
+    close: async () => {
+      closing.abort(new Error("coordinator closed"));
+    },
+  };
+
+  function requireSession(): string {
+    if (session === null) throw new Error("httpCoordinator: no session registered through this coordinator");
+    return session;
+  }
+}
+
+/** fetch's own message ("fetch failed") says little; its cause names the socket error. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message;
+}
+
+/** A non-2xx answer: an engine refusal becomes its own error class; anything else is a plain Error. */
+function refusal(operation: string, status: number, text: string): Error {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (status === 404 || status === 409) {
+    const fields = workerProblemFields.safeParse(body);
+    if (fields.success) {
+      const f = fields.data;
+      switch (f.code) {
+        case "authority_lost":
+          return authorityLost(f);
+        case "checkpoint_order":
+          return new CheckpointOrderError(f.operation, f.stepId);
+        case "release_refused":
+          return new ReleaseRefusedError(f.stepId, f.checkpoint);
+        case "not_found":
+          return new NotFoundError(f.what, f.id);
+      }
+    }
+  }
+  const detail = typeof body === "object" && body !== null && "detail" in body ? String((body as { detail: unknown }).detail) : text.slice(0, 200);
+  return new WorkerTransportError(operation, `HTTP ${status}: ${detail}`, status);
+}
