@@ -202,3 +202,46 @@ function retryAfterHeader(value: string | null): number {
   const at = Date.parse(value);
   return Number.isNaN(at) ? 1_000 : Math.max(0, at - Date.now());
 }
+
+/** The resource a fenced destination's epoch probe writes to; no step uses it. */
+export const EPOCH_PROBE_RESOURCE = "fenceline-epoch-probe";
+
+/**
+ * The fenced destination's epoch administration: what an epoch transition installs there, and
+ * the stale-command probe that proves a prior epoch is refused.
+ */
+export function fencedEpochAdmin(baseUrl: string, timeoutMs = fencedContract.timeoutMs) {
+  const admin = async (init: RequestInit): Promise<{ installed: bigint; highestSeen: bigint }> => {
+    const response = await fetch(`${baseUrl}/admin/epoch`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    const body = (await response.json()) as { installed?: unknown; highestSeen?: unknown; detail?: unknown };
+    if (!response.ok || typeof body.installed !== "string" || typeof body.highestSeen !== "string") {
+      throw new Error(`fenced destination epoch admin answered ${response.status}: ${String(body.detail ?? "unreadable answer")}`);
+    }
+    return { installed: BigInt(body.installed), highestSeen: BigInt(body.highestSeen) };
+  };
+  return {
+    adapter: fencedContract.name,
+    state: () => admin({ method: "GET" }),
+    install: (epoch: bigint) =>
+      admin({ method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ epoch: epoch.toString() }) }),
+    /** Sends a write from the epoch before `epoch` with the largest term: true when it is refused. */
+    probeRejectsOlderThan: async (epoch: bigint): Promise<boolean> => {
+      try {
+        await fencedClient(baseUrl, timeoutMs).create({
+          resource: EPOCH_PROBE_RESOURCE,
+          requestIdentity: `epoch-probe-${epoch}`,
+          epoch: epoch - 1n,
+          fencingTerm: 9_223_372_036_854_775_807n,
+          signal: AbortSignal.timeout(timeoutMs),
+          payload: { probe: true },
+        });
+        return false;
+      } catch (error) {
+        if (error instanceof StaleTermRejected) return true;
+        throw error;
+      }
+    },
+  };
+}
+
+export type EpochAdmin = ReturnType<typeof fencedEpochAdmin>;

@@ -17,7 +17,7 @@
 import { randomInt } from "node:crypto";
 import { deriveSeed, everything, openEnvironment, runCell, runMatrix, type Environment, type Selection } from "./matrix";
 import { cellLine, renderTable, summarize, tableHeader } from "./report";
-import { CONTRACTS, FAULTS, isContract, isFault, recoveryBoundMs, type CellResult, type Contract, type FaultKind } from "./types";
+import { appliesTo, CONTRACTS, FAULTS, isContract, isFault, recoveryBoundMs, type CellResult, type Contract, type FaultKind } from "./types";
 import { seededRandom } from "@/lib/adapters/destination/faults";
 
 type Options = { json: boolean; selection: Selection; seed: number; soakMs: number | null; parallel: number };
@@ -95,6 +95,7 @@ async function soak(environment: Environment, options: Options, onCell: (cell: C
   for (let iteration = 0; Date.now() < deadline; iteration += 1) {
     const fault = options.selection.faults[Math.floor(random() * options.selection.faults.length)]!;
     const contract = options.selection.contracts[Math.floor(random() * options.selection.contracts.length)]!;
+    if (!appliesTo(fault, contract)) continue;
     // Each iteration has its own run seed, so its replay command is an ordinary one-cell run.
     const iterationSeed = deriveSeed(options.seed, "soak", String(iteration));
     const result = await runCell(environment, fault, contract, iterationSeed, (line) => console.error(line));

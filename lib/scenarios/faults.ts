@@ -8,6 +8,7 @@ import { checkpointNames } from "@/lib/worker/hooks";
 import type { Cell } from "./cell";
 import { checkpointLine, measureClockOffset, parseCheckpoint, sleep, waitUntil, type Spawned } from "./processes";
 import { TIMING, type FaultKind } from "./types";
+import { runRestoreDrill } from "./restore";
 
 /** How long the destination holds a paused worker's request: past TTL + scan + the rescuer's retry. */
 const HOLD_MS = 4_500;
@@ -205,6 +206,25 @@ const dupRecoverers: Script = async (cell) => {
   for (const { stepId, term } of held) cell.latencyProbes.push({ stepId, term, faultAt });
 };
 
+/**
+ * The restore drill (lib/scenarios/restore.ts), twice: without an epoch transition the stale
+ * write must get through at the destination — if it does not, the drill proves nothing — and with
+ * one it must be refused.
+ */
+const restore: Script = async (cell) => {
+  const hazard = await runRestoreDrill(cell.engine, cell.destination.url, { withTransition: false, label: `no-transition-${cell.seed}` });
+  cell.inject("restore");
+  cell.note(`without a transition: stale (${hazard.staleTerm.epoch}, ${hazard.staleTerm.term}) after replacement (${hazard.replacementTerm.epoch}, ${hazard.replacementTerm.term}) ${hazard.staleWriteAcceptedAtDestination ? "accepted" : "refused"} at the destination`);
+  if (!hazard.staleWriteAcceptedAtDestination) cell.fail("without an epoch transition the stale write was refused: the drill did not reproduce the hazard");
+  const fenced = await runRestoreDrill(cell.engine, cell.destination.url, { withTransition: true, label: `transition-${cell.seed}` });
+  cell.inject("restore");
+  cell.inject("epoch-transition");
+  cell.note(`with a transition to epoch ${fenced.epochAfter}: stale (${fenced.staleTerm.epoch}, ${fenced.staleTerm.term}) ${fenced.staleWriteAcceptedAtDestination ? "accepted" : "refused"} at the destination`);
+  if (fenced.staleWriteAcceptedAtDestination) cell.fail("after an epoch transition the fenced destination still accepted the stale write");
+  if (!fenced.replacementAccepted) cell.fail("after an epoch transition the replacement could not complete the step");
+  if (!hazard.staleEngineWriteRefused || !fenced.staleEngineWriteRefused) cell.fail("the engine accepted a write from the stale worker");
+};
+
 export const scripts: Record<FaultKind, Script> = {
   kill,
   pause,
@@ -213,9 +233,10 @@ export const scripts: Record<FaultKind, Script> = {
   "db-restart": dbRestart,
   "clock-offset": clockOffset,
   "dup-recoverers": dupRecoverers,
+  restore,
 };
 
 /** Faults whose cells must show a stale worker's write being refused. */
-export const mustRejectStaleWrites: ReadonlySet<FaultKind> = new Set(["pause", "clock-offset"]);
+export const mustRejectStaleWrites: ReadonlySet<FaultKind> = new Set(["pause", "clock-offset", "restore"]);
 /** Faults whose recovery latency is measured (the fault ends a live lease at a known moment). */
 export const measuresLatency: ReadonlySet<FaultKind> = new Set(["kill", "pause", "clock-offset", "dup-recoverers"]);

@@ -10,7 +10,7 @@ import { checkInvariants } from "./checker";
 import { cellDatabases, ThrowawayCluster } from "./cluster";
 import { measuresLatency, mustRejectStaleWrites, scripts } from "./faults";
 import { summarizeLatency } from "./report";
-import { CONTRACTS, FAULTS, recoveryBoundMs, type CellResult, type Contract, type FaultKind } from "./types";
+import { appliesTo, CONTRACTS, FAULTS, recoveryBoundMs, type CellResult, type Contract, type FaultKind } from "./types";
 
 export type Environment = {
   /** URL of the `postgres` database on the server that holds cell databases and the template. */
@@ -172,7 +172,7 @@ export async function runMatrix(
   runSeed: number,
   options: { parallel?: number; onCell?: (result: CellResult) => void; log?: (line: string) => void } = {},
 ): Promise<CellResult[]> {
-  const queue = selection.faults.flatMap((fault) => selection.contracts.map((contract) => ({ fault, contract })));
+  const queue = selection.faults.flatMap((fault) => selection.contracts.filter((contract) => appliesTo(fault, contract)).map((contract) => ({ fault, contract })));
   const results: CellResult[] = new Array(queue.length);
   let next = 0;
   const lanes = Array.from({ length: Math.max(1, options.parallel ?? 1) }, async () => {

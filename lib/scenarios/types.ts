@@ -18,11 +18,19 @@ export const FAULTS = [
   "clock-offset",
   /** Several workers scan for the same expired leases at once. */
   "dup-recoverers",
+  /**
+   * Restore the engine's database from a snapshot and let a stale worker act: the fenced
+   * destination accepts its write without an epoch transition, and refuses it with one.
+   */
+  "restore",
 ] as const;
 export type FaultKind = (typeof FAULTS)[number];
 
 export const CONTRACTS = ["fenced", "idempotent", "queryable", "opaque"] as const;
 export type Contract = (typeof CONTRACTS)[number];
+
+/** The restore drill is about fencing terms, which only the fenced destination checks. */
+export const appliesTo = (fault: FaultKind, contract: Contract): boolean => fault !== "restore" || contract === "fenced";
 
 export const isFault = (value: string): value is FaultKind => (FAULTS as readonly string[]).includes(value);
 export const isContract = (value: string): value is Contract => (CONTRACTS as readonly string[]).includes(value);

@@ -9,6 +9,7 @@
  *   GET  /queryable/status/:reference
  *   POST /opaque                      (Fenceline-Request-Identity, recorded for the audit only)
  *   GET  /admin/faults, PUT /admin/faults
+ *   GET  /admin/epoch, PUT /admin/epoch  (the installed epoch: fenced writes from older ones are refused)
  *   GET  /admin/audit
  *
  * The request body is the effect's payload (JSON, may be empty). An answer is the stored result,
@@ -29,8 +30,10 @@ import {
   createSchema,
   duplicateEffects,
   effectCounts,
+  epochState,
   fencedState,
   fencedWrite,
+  installEpoch,
   fenceRegressions,
   idempotentWrite,
   incidentCounts,
@@ -134,6 +137,11 @@ export async function startDestinationService({ databaseUrl, port }: Destination
       if (method === "PUT") return { status: 200, body: await putFaults(await readJson(request)) };
       throw notAllowed(method, path);
     }
+    if (path === "/admin/epoch") {
+      if (method === "GET") return { status: 200, body: await readEpoch() };
+      if (method === "PUT") return { status: 200, body: await putEpoch(await readJson(request)) };
+      throw notAllowed(method, path);
+    }
     if (path === "/admin/audit") {
       if (method === "GET") return { status: 200, body: await readAudit(pool) };
       throw notAllowed(method, path);
@@ -213,15 +221,22 @@ export async function startDestinationService({ databaseUrl, port }: Destination
     const [written] = await run<{ advanced: boolean; applied: string | null }>(pool, fencedWrite, values);
     if (written?.applied) return { result, replayed: false };
     // Read after the write: the fence row and binding it waited on have committed by now.
-    const [state] = await run<{ epoch: string; term: string; external_reference: string | null; result: unknown; payload_digest: string | null }>(
-      pool,
-      fencedState,
-      [resource, identity],
-    );
+    const [state] = await run<{
+      epoch: string | null;
+      term: string | null;
+      external_reference: string | null;
+      result: unknown;
+      payload_digest: string | null;
+      installed_epoch: string;
+    }>(pool, fencedState, [resource, identity]);
     if (!written?.advanced) {
       // For the audit only: a failure to record it must not change the answer.
       await run(pool, recordIncident, ["fenced", "stale_term", resource, identity, String(epoch), String(term)]).catch(() => undefined);
-      throw new Problem(409, "stale term", `term (${epoch}, ${term}) is not newer than the accepted (${state?.epoch}, ${state?.term}) for ${resource}`, {
+      const detail =
+        state && epoch < BigInt(state.installed_epoch)
+          ? `epoch ${epoch} is older than the installed epoch ${state.installed_epoch}`
+          : `term (${epoch}, ${term}) is not newer than the accepted (${state?.epoch}, ${state?.term}) for ${resource}`;
+      throw new Problem(409, "stale term", detail, {
         resource,
         currentEpoch: state?.epoch ?? null,
         currentTerm: state?.term ?? null,
@@ -252,6 +267,21 @@ export async function startDestinationService({ databaseUrl, port }: Destination
     if (!first) return { status: "not_found", clientReference: reference };
     // A repeated create applied twice: the first effect answers, the count shows the duplicates.
     return { status: "applied", clientReference: reference, externalReference: first.external_reference, appliedAt: first.applied_at, applications: rows.length };
+  }
+
+  async function readEpoch(): Promise<{ installed: string; highestSeen: string }> {
+    const [row] = await run<{ installed: string; highest_seen: string }>(pool, epochState, []);
+    return { installed: row!.installed, highestSeen: row!.highest_seen };
+  }
+
+  /** Installs an epoch (never moves backwards) and answers the state after it. */
+  async function putEpoch(body: unknown): Promise<{ installed: string; highestSeen: string }> {
+    const epoch = (body as { epoch?: unknown } | null)?.epoch;
+    if (typeof epoch !== "string" || !/^[1-9]\d{0,18}$/.test(epoch) || BigInt(epoch) > MAX_BIGINT) {
+      throw new Problem(400, "invalid epoch", "body must be { \"epoch\": \"<positive 64-bit integer as a string>\" }");
+    }
+    await run(pool, installEpoch, [epoch]);
+    return readEpoch();
   }
 
   async function putFaults(body: unknown): Promise<FaultSettings> {

@@ -56,6 +56,11 @@ CREATE TABLE IF NOT EXISTS destination.incident (
   term             bigint,
   at               timestamptz NOT NULL DEFAULT clock_timestamp()
 );
+CREATE TABLE IF NOT EXISTS destination.installed_epoch (
+  singleton    boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  epoch        bigint NOT NULL,
+  installed_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
 CREATE TABLE IF NOT EXISTS destination.fault_settings (
   singleton  boolean PRIMARY KEY DEFAULT true CHECK (singleton),
   settings   jsonb NOT NULL,
@@ -68,20 +73,25 @@ CREATE TABLE IF NOT EXISTS destination.fault_settings (
  * locks it and re-checks the guard against the latest committed term, so of concurrent writers
  * only a strictly newer (epoch, term), or the same term from the same request, gets through. A
  * request identity already applied at this resource binds to its first effect, so a retry under a
- * newer term advances the fence without applying the effect twice. `applied` is null when the
+ * newer term advances the fence without applying the effect twice. A write from an epoch older
+ * than the installed one is refused whatever its term. `applied` is null when the
  * fence refused or the identity was already bound; `fenceReadStatement` then tells which.
  */
 export const fencedWrite: NamedSql = {
   name: "dst_fenced_write",
   text: `
-WITH advanced AS (
+WITH installed AS (
+  SELECT coalesce((SELECT epoch FROM destination.installed_epoch), 0) AS epoch
+),
+advanced AS (
   INSERT INTO destination.fence AS f (resource, epoch, term, request_identity)
-  VALUES ($1, $2, $3, $4)
+  SELECT $1, $2, $3, $4 FROM installed WHERE $2 >= installed.epoch
   ON CONFLICT (resource) DO UPDATE
   SET epoch = excluded.epoch, term = excluded.term, request_identity = excluded.request_identity,
       updated_at = clock_timestamp()
-  WHERE (f.epoch, f.term) < (excluded.epoch, excluded.term)
-     OR ((f.epoch, f.term) = (excluded.epoch, excluded.term) AND f.request_identity = excluded.request_identity)
+  WHERE ((f.epoch, f.term) < (excluded.epoch, excluded.term)
+     OR ((f.epoch, f.term) = (excluded.epoch, excluded.term) AND f.request_identity = excluded.request_identity))
+    AND excluded.epoch >= (SELECT epoch FROM installed)
   RETURNING f.resource
 ),
 bound AS (
@@ -98,14 +108,40 @@ applied AS (
 SELECT EXISTS (SELECT 1 FROM advanced) AS advanced, (SELECT external_reference FROM applied) AS applied`,
 };
 
-/** After a fenced write that applied nothing: the fence now, and what this identity is bound to. */
+/**
+ * After a fenced write that applied nothing: the fence now (or the installed epoch, for a resource
+ * never written), and what this identity is bound to.
+ */
 export const fencedState: NamedSql = {
   name: "dst_fenced_state",
   text: `
-SELECT f.epoch, f.term, b.external_reference, b.result, b.payload_digest
-FROM destination.fence f
-LEFT JOIN destination.binding b ON b.kind = 'fenced' AND b.scope = f.resource AND b.key = $2
-WHERE f.resource = $1`,
+SELECT coalesce(f.epoch, i.epoch) AS epoch, f.term, b.external_reference, b.result, b.payload_digest,
+       coalesce(i.epoch, 0) AS installed_epoch
+FROM (SELECT 1) one
+LEFT JOIN destination.installed_epoch i ON true
+LEFT JOIN destination.fence f ON f.resource = $1
+LEFT JOIN destination.binding b ON b.kind = 'fenced' AND b.scope = f.resource AND b.key = $2`,
+};
+
+/**
+ * Installs epoch $1: from now on every fenced write from an older epoch is refused. An epoch only
+ * moves forward; installing an older one changes nothing. Returns the epoch now installed.
+ */
+export const installEpoch: NamedSql = {
+  name: "dst_install_epoch",
+  text: `
+INSERT INTO destination.installed_epoch AS i (singleton, epoch) VALUES (true, $1)
+ON CONFLICT (singleton) DO UPDATE SET epoch = greatest(i.epoch, excluded.epoch), installed_at = clock_timestamp()
+RETURNING epoch`,
+};
+
+/** The installed epoch and the highest epoch any fenced write has carried here. */
+export const epochState: NamedSql = {
+  name: "dst_epoch_state",
+  text: `
+SELECT coalesce((SELECT epoch FROM destination.installed_epoch), 0) AS installed,
+       greatest(coalesce((SELECT max(epoch) FROM destination.fence), 0),
+                coalesce((SELECT max(epoch) FROM destination.incident), 0)) AS highest_seen`,
 };
 
 /**

@@ -7,11 +7,14 @@
 import type { NamedSql } from "../db";
 
 const MS = "interval '1 millisecond'";
+/** The largest fencing term PostgreSQL's bigint holds. */
+export const MAX_TERM = "9223372036854775807";
 
 /**
  * Claims up to $2 ready steps for session $1 among adapters $3. Each claim bumps the step's
  * fencing term and writes the lease, an `acquired` lease event and a new attempt, all in this one
- * statement. The lease never reaches past the attempt deadline minus its grace.
+ * statement. The lease never reaches past the attempt deadline minus its grace. Nothing is
+ * claimed while an epoch transition is in progress, nor for a destination left blocked by one.
  */
 export const claimReadySteps: NamedSql = {
   name: "fl_claim_ready_steps",
@@ -22,6 +25,10 @@ WITH candidate AS (
   WHERE s.state = 'ready'
     AND s.next_eligible_at <= now()
     AND s.adapter = ANY($3::text[])
+    -- The term must grow without wrapping: a step at the largest bigint fails closed.
+    AND s.fencing_term < ${MAX_TERM}
+    AND NOT EXISTS (SELECT 1 FROM epoch_transition t WHERE t.finished_at IS NULL)
+    AND NOT EXISTS (SELECT 1 FROM destination_block b WHERE b.adapter = s.adapter)
     AND EXISTS (
       SELECT 1 FROM workflow w
       WHERE w.id = s.workflow_id
