@@ -5,7 +5,7 @@ import { Providers } from "./providers";
 
 export const metadata: Metadata = {
   title: { default: "Fenceline", template: "%s · Fenceline" },
-  description: "Fenced, leased execution of workflow steps against external systems.",
+  description: "Requests carried out step by step, with every completed step on record.",
 };
 
 export default function RootLayout({ children }: { children: ReactNode }) {

@@ -1,3 +1,226 @@
+/**
+ * The support API: the review queue of steps whose external outcome is unknown, one case with
+ * its evidence, and the three resolutions. Each resolution carries the case version the person
+ * saw; a stale one is a 409 that says who resolved the case and when.
+ */
+import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
+import { cursorField, limitField, pageSchema } from "../cursor";
+import { HttpProblem } from "../http";
+import { problemResponse } from "./common";
+import { trackingViewSchema } from "./public";
 
-export const supportPaths: ZodOpenApiPathsObject = {};
+const timestamp = z.iso.datetime({ offset: true });
+const uuid = z.uuid();
+
+export const REVIEW_STATUSES = ["open", "resolved"] as const;
+export const REVIEW_RESOLUTIONS = ["confirm_delivered", "confirm_not_delivered", "abandon"] as const;
+export type ReviewResolutionKind = (typeof REVIEW_RESOLUTIONS)[number];
+
+// ---------------------------------------------------------------------------------------------
+// The queue
+
+/** Keyset position in the queue: opened_at (microseconds, as the database wrote it) and case id. */
+export const reviewCursorKey = z.tuple([z.iso.datetime({ offset: true }), uuid]);
+
+export const reviewQueueQuery = z
+  .strictObject({
+    status: z.enum(REVIEW_STATUSES).default("open"),
+    adapter: z.string().trim().min(1).max(100).optional().meta({ description: "Only cases of steps on this destination" }),
+    q: z.string().trim().min(1).max(200).optional().meta({ description: "Text in the case's reason, or a customer reference (FL-XXXX-XXXX)" }),
+    cursor: cursorField(reviewCursorKey).optional(),
+    limit: limitField,
+  })
+  .meta({ id: "ReviewQueueQuery" });
+export type ReviewQueueQuery = z.output<typeof reviewQueueQuery>;
+
+export const reviewCaseSummarySchema = z
+  .object({
+    id: uuid,
+    status: z.enum(REVIEW_STATUSES),
+    version: z.number().int(),
+    reason: z.string(),
+    openedAt: timestamp,
+    reviewBy: timestamp,
+    overdue: z.boolean().meta({ description: "Open past its review-by time" }),
+    assignee: z.string().nullable(),
+    workflowId: uuid,
+    reference: z.string().meta({ description: "The customer's reference" }),
+    stepId: uuid,
+    stepName: z.string(),
+    adapter: z.string(),
+    operation: z.string(),
+    attemptCount: z.number().int(),
+    lateObservationCount: z.number().int(),
+    statusQuery: z.boolean().meta({ description: "The destination can be asked what happened" }),
+    idempotencyKeys: z.boolean().meta({ description: "The destination deduplicates repeated requests" }),
+    resolution: z.enum(REVIEW_RESOLUTIONS).nullable(),
+    resolvedBy: z.string().nullable(),
+    resolvedAt: timestamp.nullable(),
+  })
+  .meta({ id: "ReviewCaseSummary" });
+export type ReviewCaseSummary = z.output<typeof reviewCaseSummarySchema>;
+
+export const reviewPageSchema = pageSchema(reviewCaseSummarySchema).meta({ id: "ReviewPage" });
+
+// ---------------------------------------------------------------------------------------------
+// One case and its evidence
+
+export const reviewCaseParams = z.object({ caseId: uuid });
+
+const capabilitySchema = z.object({
+  key: z.enum(["idempotencyKeys", "statusQuery", "fenceEnforcement", "repetition"]),
+  available: z.boolean(),
+  text: z.string(),
+});
+
+export const reviewCaseDetailSchema = z
+  .object({
+    case: reviewCaseSummarySchema.extend({
+      resolutionNote: z.string().nullable(),
+      externalReference: z.string().nullable(),
+      evidence: z.record(z.string(), z.unknown()).meta({ description: "What recovery recorded when it opened the case" }),
+    }),
+    request: z.object({ id: uuid, reference: z.string(), kind: z.string(), status: z.enum(["active", "completed", "cancelled", "failed"]), requester: z.string(), createdAt: timestamp }),
+    step: z.object({
+      id: uuid,
+      name: z.string(),
+      adapter: z.string(),
+      operation: z.string(),
+      state: z.string(),
+      sent: z.unknown().meta({ description: "The step's input payload: what was sent" }),
+      requestIdentity: z.string().nullable(),
+      attemptsStarted: z.number().int(),
+      attemptBudget: z.number().int(),
+    }),
+    attempts: z.array(
+      z.object({
+        id: uuid,
+        number: z.number().int(),
+        startedAt: timestamp,
+        endedAt: timestamp.nullable(),
+        mode: z.string(),
+        checkpoint: z.string(),
+        outcome: z.string().nullable(),
+        observedEffect: z.enum(["present", "absent"]).nullable(),
+        externalReference: z.string().nullable(),
+        summary: z.string().meta({ description: "The attempt in plain words" }),
+      }),
+    ),
+    lateObservations: z.array(
+      z.object({ id: z.string(), at: timestamp, operation: z.string(), externalReference: z.string().nullable(), result: z.unknown(), summary: z.string() }),
+    ),
+    receipt: z
+      .object({ id: uuid, verificationMethod: z.string(), externalReference: z.string().nullable(), createdAt: timestamp })
+      .nullable(),
+    sameReference: z.array(
+      z.object({ stepId: uuid, workflowId: uuid, reference: z.string(), stepName: z.string(), state: z.string(), externalReference: z.string() }),
+    ),
+    destination: z.object({ name: z.string(), version: z.string(), capabilities: z.array(capabilitySchema), safeToRetry: z.boolean() }),
+    customerSees: trackingViewSchema.nullable(),
+  })
+  .meta({ id: "ReviewCaseDetail" });
+export type ReviewCaseDetail = z.input<typeof reviewCaseDetailSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Resolutions
+
+const note = z.string().trim().max(2_000, "must be at most 2000 characters");
+const requiredNote = note.min(1, "say why: it is recorded on the case");
+
+const resolutionOptions = [
+  z.strictObject({
+    resolution: z.literal("confirm_delivered"),
+    version: z.number().int().positive(),
+    externalReference: z.string().trim().min(1, "the destination's reference is required").max(200),
+    note: note.default(""),
+  }),
+  z.strictObject({
+    resolution: z.literal("confirm_not_delivered"),
+    version: z.number().int().positive(),
+    note: requiredNote,
+  }),
+  z.strictObject({
+    resolution: z.literal("abandon"),
+    version: z.number().int().positive(),
+    customerReason: z.string().trim().min(1, "the customer will see this reason").max(500),
+    note: requiredNote,
+  }),
+] as const;
+
+/** Parsed as a discriminated union, so a refusal names the missing field of the chosen resolution. */
+export const resolutionBody = z.discriminatedUnion("resolution", [...resolutionOptions]);
+
+/**
+ * The same body for the OpenAPI document. zod 4.6 renders a discriminated union as `oneOf`, which
+ * zod-openapi 5.4's discriminator pass does not expect (it crashes); a plain union renders the same.
+ */
+const resolutionBodyDocument = z.union([...resolutionOptions]).meta({ id: "ResolutionBody", unionOneOf: true } as { id: string });
+export type ResolutionBody = z.output<typeof resolutionBody>;
+
+export const resolutionResultSchema = z
+  .object({
+    caseId: uuid,
+    resolution: z.enum(REVIEW_RESOLUTIONS),
+    resolvedBy: z.string(),
+    resolvedAt: timestamp,
+    version: z.number().int(),
+    replayed: z.boolean().meta({ description: "True when this exact resolution had already been applied: nothing changed" }),
+  })
+  .meta({ id: "ResolutionResult" });
+export type ResolutionResult = z.input<typeof resolutionResultSchema>;
+
+/** The acting person: for now the x-fenceline-actor header, or "support". Real authentication comes later. */
+export function actorHeader(value: string | null): string {
+  if (value === null) return "support";
+  if (!/^[\x21-\x7e][\x20-\x7e]{0,99}$/.test(value)) {
+    throw new HttpProblem(400, "Invalid request", "header x-fenceline-actor: must be 1–100 printable ASCII characters");
+  }
+  return value.trim();
+}
+
+const ok = (description: string, schema: z.ZodType) => ({ description, content: { "application/json": { schema } } });
+
+export const supportPaths: ZodOpenApiPathsObject = {
+  "/api/review": {
+    get: {
+      operationId: "listReviewCases",
+      summary: "The review queue, oldest first",
+      description: "Cases ordered by (opened_at, id) ascending; pass nextCursor back as cursor.",
+      tags: ["support"],
+      requestParams: { query: reviewQueueQuery },
+      responses: { "200": ok("A page of review cases", reviewPageSchema), "400": problemResponse("Invalid filter or cursor") },
+    },
+  },
+  "/api/review/{caseId}": {
+    get: {
+      operationId: "getReviewCase",
+      summary: "One review case with its evidence",
+      tags: ["support"],
+      requestParams: { path: reviewCaseParams },
+      responses: { "200": ok("The case, its evidence and what the customer sees", reviewCaseDetailSchema), "404": problemResponse("No such case") },
+    },
+  },
+  "/api/review/{caseId}/resolution": {
+    post: {
+      operationId: "resolveReviewCase",
+      summary: "Resolve a review case",
+      description:
+        "confirm_delivered writes a receipt (manual review) and completes the step; confirm_not_delivered makes the step ready " +
+        "for a retry with the same request identity; abandon ends the step and the request with a reason the customer sees. " +
+        "`version` is the case version you saw. Repeating the same resolution changes nothing (replayed: true).",
+      tags: ["support"],
+      requestParams: {
+        path: reviewCaseParams,
+        header: z.object({ "x-fenceline-actor": z.string().optional().meta({ description: "Who resolves (until real authentication lands)" }) }),
+      },
+      requestBody: { content: { "application/json": { schema: resolutionBodyDocument } } },
+      responses: {
+        "200": ok("Resolved (or already resolved the same way)", resolutionResultSchema),
+        "400": problemResponse("Invalid body"),
+        "404": problemResponse("No such case"),
+        "409": problemResponse("Stale version or already resolved: carries resolvedBy and resolvedAt when resolved"),
+      },
+    },
+  },
+};

@@ -1,0 +1,168 @@
+/**
+ * The end-user projection maps every internal situation of SPEC's table to one calm headline,
+ * and no engine word (or engine reason) ever reaches the end user, whatever the state.
+ */
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { ENGINE_WORDS, headlineOf, projectForEndUser, referenceOf } from "./project";
+import type { ProjectionSnapshot, StepSnapshot, StepState, WorkflowStatus } from "./types";
+
+const T0 = new Date("2026-11-29T10:00:00Z");
+const later = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
+
+const step = (name: string, position: number, state: StepState, extra: Partial<StepSnapshot> = {}): StepSnapshot => ({
+  name,
+  position,
+  state,
+  externalEffect: name !== "prepare",
+  attemptsStarted: state === "blocked" ? 0 : 1,
+  interrupted: false,
+  underReview: false,
+  updatedAt: later(position),
+  completedAt: state === "completed" || state === "completed_without_effect" ? later(position + 1) : null,
+  ...extra,
+});
+
+/** The demo delivery: prepare → reserve → deliver → notify, with the states given in order. */
+function delivery(status: WorkflowStatus, states: [StepState, StepState, StepState, StepState], overrides: Partial<ProjectionSnapshot> = {}, stepExtra: Partial<Record<number, Partial<StepSnapshot>>> = {}): ProjectionSnapshot {
+  const names = ["prepare", "reserve", "deliver", "notify"];
+  return {
+    workflowId: "0f3a9c2e-1b2d-4e5f-8a9b-0c1d2e3f4a5b",
+    kind: "delivery",
+    input: { recipient: "ada@example.test", message: "hello", deliverVia: "opaque" },
+    status,
+    customerReason: null,
+    deadlinePassed: false,
+    createdAt: T0,
+    updatedAt: T0,
+    steps: names.map((name, i) => step(name, i, states[i]!, stepExtra[i])),
+    ...overrides,
+  };
+}
+
+describe("SPEC's projection table, row by row", () => {
+  test("created, steps before any external call: Preparing", () => {
+    expect(headlineOf(delivery("active", ["ready", "blocked", "blocked", "blocked"], {}, { 0: { attemptsStarted: 0 } }))).toBe("preparing");
+    expect(headlineOf(delivery("active", ["leased", "blocked", "blocked", "blocked"]))).toBe("preparing");
+    // The first external step is ready but nobody has called it yet.
+    expect(headlineOf(delivery("active", ["completed", "ready", "blocked", "blocked"], {}, { 1: { attemptsStarted: 0 } }))).toBe("preparing");
+  });
+
+  test("external call in flight, status query pending, rate-limited wait: Waiting on an external service", () => {
+    expect(headlineOf(delivery("active", ["completed", "leased", "blocked", "blocked"]))).toBe("waiting");
+    // A rate-limited wait: handed back without an effect, eligible later; no interruption.
+    expect(headlineOf(delivery("active", ["completed", "ready", "blocked", "blocked"], {}, { 1: { attemptsStarted: 1 } }))).toBe("waiting");
+    // Between two external steps.
+    expect(headlineOf(delivery("active", ["completed", "completed", "ready", "blocked"], {}, { 2: { attemptsStarted: 0 } }))).toBe("waiting");
+  });
+
+  test("an earlier try lost its authority and a safe retry or query is under way: Recovering execution", () => {
+    expect(headlineOf(delivery("active", ["completed", "completed", "ready", "blocked"], {}, { 2: { interrupted: true } }))).toBe("recovering");
+    expect(headlineOf(delivery("active", ["completed", "completed", "leased", "blocked"], {}, { 2: { interrupted: true, attemptsStarted: 2 } }))).toBe("recovering");
+  });
+
+  test("a review case open, or an integrity conflict: Delivery status needs review", () => {
+    expect(headlineOf(delivery("active", ["completed", "completed", "indeterminate", "blocked"], {}, { 2: { underReview: true } }))).toBe("needs_review");
+    // Review outranks a cancelled or failed workflow: the outcome is still unknown.
+    expect(headlineOf(delivery("cancelled", ["completed", "completed", "indeterminate", "cancelled"], {}, { 2: { underReview: true } }))).toBe("needs_review");
+    expect(headlineOf(delivery("failed", ["completed", "completed", "indeterminate", "blocked"]))).toBe("needs_review");
+  });
+
+  test("every step concluded: Completed", () => {
+    const view = projectForEndUser(delivery("completed", ["completed", "completed", "completed", "completed"], { updatedAt: later(9) }));
+    expect(view.headline).toEqual({ state: "completed", label: "Completed", tone: "ok" });
+    expect(view.terminal).toBe(true);
+    expect(view.milestones.map((m) => [m.label, m.status])).toEqual([
+      ["Request received", "done"],
+      ["Reserved", "done"],
+      ["Delivered", "done"],
+      ["Confirmation sent", "done"],
+    ]);
+    expect(view.milestones.every((m) => m.at !== null)).toBe(true);
+  });
+
+  test("cancelled: Cancelled, with a plain reason only when a person wrote one", () => {
+    const view = projectForEndUser(delivery("cancelled", ["completed", "cancelled", "cancelled", "cancelled"]));
+    expect(view.headline.label).toBe("Cancelled");
+    expect(view.reason).toBeNull();
+    expect(view.terminal).toBe(true);
+    expect(view.milestones.slice(1).every((m) => m.status === "stopped")).toBe(true);
+  });
+
+  test("failed past budget or deadline: Could not be completed, with a plain reason", () => {
+    const budget = projectForEndUser(delivery("failed", ["completed", "failed", "blocked", "blocked"]));
+    expect(budget.headline.label).toBe("Could not be completed");
+    expect(budget.reason).toBeNull();
+    const deadline = projectForEndUser(delivery("failed", ["completed", "failed", "blocked", "blocked"], { deadlinePassed: true }));
+    expect(deadline.reason).toBe("It could not be finished in the time allowed.");
+    const abandoned = projectForEndUser(
+      delivery("failed", ["completed", "completed", "failed", "cancelled"], { customerReason: "The recipient's address no longer accepts messages." }),
+    );
+    expect(abandoned.reason).toBe("The recipient's address no longer accepts messages.");
+    expect(abandoned.terminal).toBe(true);
+  });
+});
+
+describe("milestones", () => {
+  test("one per step, in order, with plain words for where each one stands", () => {
+    const view = projectForEndUser(delivery("active", ["completed", "completed", "indeterminate", "blocked"], {}, { 2: { underReview: true } }));
+    expect(view.milestones.map((m) => [m.key, m.label, m.status])).toEqual([
+      ["prepare", "Request received", "done"],
+      ["reserve", "Reserved", "done"],
+      ["deliver", "Delivering", "attention"],
+      ["notify", "Confirmation", "upcoming"],
+    ]);
+    expect(view.happening).toContain("the delivery service");
+  });
+
+  test("a change of hands (a new try of the same step) adds no milestone", () => {
+    const first = projectForEndUser(delivery("active", ["completed", "leased", "blocked", "blocked"]));
+    const second = projectForEndUser(delivery("active", ["completed", "leased", "blocked", "blocked"], {}, { 1: { attemptsStarted: 3, interrupted: true } }));
+    expect(second.milestones).toHaveLength(first.milestones.length);
+    expect(second.milestones.map((m) => m.label)).toEqual(first.milestones.map((m) => m.label));
+  });
+
+  test("superseded steps show as skipped; unknown step names get neutral words", () => {
+    const view = projectForEndUser({
+      ...delivery("active", ["completed", "completed", "completed", "completed"]),
+      kind: "other",
+      steps: [step("x-adapter-call", 0, "superseded"), step("lease-worker-y", 1, "leased")],
+    });
+    expect(view.title).toBe("Your request");
+    expect(view.milestones.map((m) => [m.label, m.status])).toEqual([
+      ["Step 1", "skipped"],
+      ["Step 2", "current"],
+    ]);
+  });
+});
+
+test("the reference is short, quotable and stable per request", () => {
+  expect(referenceOf("0f3a9c2e-1b2d-4e5f-8a9b-0c1d2e3f4a5b")).toBe("FL-0F3A-9C2E");
+});
+
+const STEP_STATES: StepState[] = ["blocked", "ready", "leased", "completed", "completed_without_effect", "superseded", "cancelled", "rejected", "failed", "indeterminate"];
+const WORKFLOW_STATUSES: WorkflowStatus[] = ["active", "completed", "cancelled", "failed"];
+
+test("no engine word reaches the end user, for any combination of states", () => {
+  const engineWord = new RegExp(ENGINE_WORDS.join("|"), "i");
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...WORKFLOW_STATUSES),
+      fc.array(fc.record({ state: fc.constantFrom(...STEP_STATES), interrupted: fc.boolean(), underReview: fc.boolean(), attempts: fc.nat(5), known: fc.boolean() }), { minLength: 1, maxLength: 6 }),
+      fc.boolean(),
+      (status, drafts, deadlinePassed) => {
+        const names = ["prepare", "reserve", "deliver", "notify"];
+        const view = projectForEndUser({
+          ...delivery(status, ["completed", "completed", "completed", "completed"], { deadlinePassed }),
+          steps: drafts.map((d, i) =>
+            step(d.known ? names[i % 4]! : `adapter-lease-${i}`, i, d.state, { interrupted: d.interrupted, underReview: d.underReview, attemptsStarted: d.attempts }),
+          ),
+        });
+        const text = JSON.stringify(view);
+        expect(text).not.toMatch(engineWord);
+        expect(view.terminal).toBe(["completed", "cancelled", "not_completed"].includes(view.headline.state));
+      },
+    ),
+    { numRuns: 500 },
+  );
+});

@@ -1,0 +1,181 @@
+/**
+ * What an end user sees of their request: one calm headline, a plain sentence of what is
+ * happening and what happens next, and a milestone per step. Built from durable state only, by
+ * one exhaustive mapping (SPEC "Projection for end users"):
+ *
+ *   needs review    a step's outcome is unknown and a person is checking (review case open,
+ *                   integrity conflict): it outranks every other state but Completed
+ *   completed       the workflow completed: every step has its conclusion
+ *   cancelled       the workflow was cancelled
+ *   not completed   the workflow failed (budget, deadline, or support stopped it)
+ *   recovering      a step is running again after an earlier try was interrupted
+ *   waiting         an external service has been called (or is waiting to be called again)
+ *   preparing       nothing has been sent to an external service yet
+ *
+ * Engine words never leave this module: a change of hands between runners adds no milestone and
+ * no text; a reason is shown only when a person wrote it for the customer.
+ */
+import type { MilestoneStatus, ProjectionSnapshot, StepSnapshot, TrackingHeadline, TrackingView, TrackingTone } from "./types";
+
+const HEADLINES: Record<TrackingHeadline, { label: string; tone: TrackingTone }> = {
+  preparing: { label: "Preparing", tone: "neutral" },
+  waiting: { label: "Waiting on an external service", tone: "neutral" },
+  recovering: { label: "Recovering execution", tone: "attention" },
+  needs_review: { label: "Delivery status needs review", tone: "attention" },
+  completed: { label: "Completed", tone: "ok" },
+  cancelled: { label: "Cancelled", tone: "stopped" },
+  not_completed: { label: "Could not be completed", tone: "stopped" },
+};
+
+/** Plain words per known step name: what it is before, during and after. */
+type StepWords = { readonly todo: string; readonly doing: string; readonly done: string; readonly service: string | null };
+
+const STEP_WORDS: Record<string, StepWords> = {
+  prepare: { todo: "Request received", doing: "Checking your request", done: "Request received", service: null },
+  reserve: { todo: "Reservation", doing: "Reserving", done: "Reserved", service: "the reservation service" },
+  deliver: { todo: "Delivery", doing: "Delivering", done: "Delivered", service: "the delivery service" },
+  notify: { todo: "Confirmation", doing: "Sending confirmation", done: "Confirmation sent", service: "the notification service" },
+};
+
+function wordsFor(step: StepSnapshot, index: number): StepWords {
+  if (Object.hasOwn(STEP_WORDS, step.name)) return STEP_WORDS[step.name]!;
+  const label = `Step ${index + 1}`;
+  return { todo: label, doing: label, done: `${label} done`, service: step.externalEffect ? "an external service" : null };
+}
+
+const ACTIVE_STEP_STATES = new Set<StepSnapshot["state"]>(["ready", "leased"]);
+const DONE_STEP_STATES = new Set<StepSnapshot["state"]>(["completed", "completed_without_effect"]);
+const STOPPED_STEP_STATES = new Set<StepSnapshot["state"]>(["cancelled", "rejected", "failed"]);
+
+/** The user-facing reference: short, quotable, derived from the request's id (not its secret link). */
+export function referenceOf(workflowId: string): string {
+  const hex = workflowId.replaceAll("-", "").toUpperCase();
+  return `FL-${hex.slice(0, 4)}-${hex.slice(4, 8)}`;
+}
+
+export function headlineOf(snapshot: ProjectionSnapshot): TrackingHeadline {
+  const { status, steps } = snapshot;
+  if (status === "completed") return "completed";
+  if (steps.some((step) => step.underReview || step.state === "indeterminate")) return "needs_review";
+  if (status === "cancelled") return "cancelled";
+  if (status === "failed") return "not_completed";
+  const active = steps.filter((step) => ACTIVE_STEP_STATES.has(step.state));
+  if (active.some((step) => step.interrupted)) return "recovering";
+  const externalBegun = steps.some((step) => step.externalEffect && (step.attemptsStarted > 0 || DONE_STEP_STATES.has(step.state)));
+  return externalBegun ? "waiting" : "preparing";
+}
+
+function milestoneStatus(step: StepSnapshot, workflowEnded: boolean): MilestoneStatus {
+  switch (step.state) {
+    case "completed":
+    case "completed_without_effect":
+      return "done";
+    case "superseded":
+      return "skipped";
+    case "indeterminate":
+      return "attention";
+    case "ready":
+    case "leased":
+      return workflowEnded ? "stopped" : "current";
+    case "blocked":
+      return workflowEnded ? "stopped" : "upcoming";
+    case "cancelled":
+    case "rejected":
+    case "failed":
+      return "stopped";
+  }
+}
+
+/** The external service the request is with right now, in words, or a generic phrase. */
+function currentService(steps: readonly StepSnapshot[]): string {
+  const current =
+    steps.find((step) => step.underReview || step.state === "indeterminate") ??
+    steps.find((step) => ACTIVE_STEP_STATES.has(step.state) && step.externalEffect) ??
+    steps.find((step) => ACTIVE_STEP_STATES.has(step.state));
+  const index = current ? steps.indexOf(current) : -1;
+  return (current && wordsFor(current, index).service) ?? "an external service";
+}
+
+function sentences(headline: TrackingHeadline, snapshot: ProjectionSnapshot, reference: string): { happening: string; next: string; reason: string | null } {
+  const service = currentService(snapshot.steps);
+  switch (headline) {
+    case "preparing":
+      return { happening: "We're getting your request ready.", next: "It will be sent on shortly. Nothing is needed from you.", reason: null };
+    case "waiting":
+      return {
+        happening: `We've sent your request to ${service} and are waiting for their confirmation.`,
+        next: "Nothing is needed from you. This page updates by itself.",
+        reason: null,
+      };
+    case "recovering":
+      return {
+        happening: "We hit a temporary problem and are picking your request up again automatically.",
+        next: "Nothing is needed from you. This page updates by itself.",
+        reason: null,
+      };
+    case "needs_review":
+      return {
+        happening: `We couldn't confirm with ${service} whether this went through. Our team is checking before anything is sent again.`,
+        next: "No action is needed from you. This page will show the result as soon as it is settled.",
+        reason: null,
+      };
+    case "completed":
+      return { happening: "Your request is complete.", next: `Nothing else to do. If you contact us, quote ${reference}.`, reason: null };
+    case "cancelled":
+      return {
+        happening: "This request was cancelled before it finished.",
+        next: `Nothing more will be done. If this is unexpected, contact us and quote ${reference}.`,
+        reason: plainReason(snapshot),
+      };
+    case "not_completed":
+      return {
+        happening: "We couldn't complete this request.",
+        next: `Nothing more will be done. If you have questions, contact us and quote ${reference}.`,
+        reason: plainReason(snapshot),
+      };
+  }
+}
+
+/** Only a reason written for the customer is shown; the engine's own reasons never are. */
+function plainReason(snapshot: ProjectionSnapshot): string | null {
+  if (snapshot.customerReason) return snapshot.customerReason;
+  if (snapshot.deadlinePassed) return "It could not be finished in the time allowed.";
+  return null;
+}
+
+function titleOf(snapshot: ProjectionSnapshot): string {
+  const input = snapshot.input as { recipient?: unknown } | null;
+  if (snapshot.kind === "delivery" && input && typeof input.recipient === "string") return `Delivery to ${input.recipient}`;
+  return "Your request";
+}
+
+const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
+
+export function projectForEndUser(snapshot: ProjectionSnapshot): TrackingView {
+  const headline = headlineOf(snapshot);
+  const reference = referenceOf(snapshot.workflowId);
+  const workflowEnded = snapshot.status !== "active";
+  const steps = [...snapshot.steps].sort((a, b) => a.position - b.position);
+  const milestones = steps.map((step, index) => {
+    const words = wordsFor(step, index);
+    const status = milestoneStatus(step, workflowEnded);
+    const label = status === "done" ? words.done : status === "current" || status === "attention" ? words.doing : words.todo;
+    // A step's own name may be engine talk; only the known ones double as keys.
+    const key = Object.hasOwn(STEP_WORDS, step.name) ? step.name : `step-${index + 1}`;
+    return { key, label, status, at: status === "done" ? iso(step.completedAt) : null };
+  });
+  const latestChange = [snapshot.updatedAt, ...steps.map((step) => step.updatedAt)].reduce((a, b) => (b > a ? b : a));
+  return {
+    reference,
+    title: titleOf(snapshot),
+    headline: { state: headline, ...HEADLINES[headline] },
+    ...sentences(headline, { ...snapshot, steps }, reference),
+    milestones,
+    createdAt: snapshot.createdAt.toISOString(),
+    updatedAt: latestChange.toISOString(),
+    terminal: headline === "completed" || headline === "cancelled" || headline === "not_completed",
+  };
+}
+
+/** Words that belong to the engine and must never reach an end user. */
+export const ENGINE_WORDS = ["lease", "fencing", "attempt", "worker", "adapter", "receipt", "idempotency"] as const;

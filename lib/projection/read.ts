@@ -1,0 +1,74 @@
+/**
+ * Reads a workflow's durable state and projects it for its end user. The tracking token is the
+ * only key an end user has; an unknown token and a malformed one are the same "not found".
+ */
+import { contractFor } from "@/lib/adapters/contract";
+import "@/lib/adapters/destinations";
+import { run, type Queryable } from "@/lib/engine/db";
+import { projectForEndUser } from "./project";
+import * as sql from "./sql";
+import type { ProjectionSnapshot, StepState, TrackingView, WorkflowStatus } from "./types";
+
+type SnapshotRow = {
+  id: string;
+  kind: string;
+  input: unknown;
+  status: WorkflowStatus;
+  created_at: Date;
+  updated_at: Date;
+  deadline_passed: boolean;
+  customer_reason: string | null;
+  steps: {
+    name: string;
+    position: number;
+    state: StepState;
+    adapter: string;
+    attemptsStarted: number;
+    interrupted: boolean;
+    underReview: boolean;
+    updatedAt: string;
+    completedAt: string | null;
+  }[];
+};
+
+/** Tracking tokens are 24 random bytes in base64url: exactly 32 characters. */
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]{32}$/;
+
+export const isWellFormedToken = (token: string): boolean => TOKEN_PATTERN.test(token);
+
+function toSnapshot(row: SnapshotRow): ProjectionSnapshot {
+  return {
+    workflowId: row.id,
+    kind: row.kind,
+    input: row.input,
+    status: row.status,
+    customerReason: row.customer_reason,
+    deadlinePassed: row.deadline_passed,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    steps: row.steps.map((step) => ({
+      name: step.name,
+      position: step.position,
+      state: step.state,
+      externalEffect: contractFor(step.adapter).externalEffect,
+      attemptsStarted: step.attemptsStarted,
+      interrupted: step.interrupted,
+      underReview: step.underReview,
+      updatedAt: new Date(step.updatedAt),
+      completedAt: step.completedAt === null ? null : new Date(step.completedAt),
+    })),
+  };
+}
+
+/** The end user's view of the request behind `token`, or null when there is none. */
+export async function trackingViewByToken(db: Queryable, token: string): Promise<TrackingView | null> {
+  if (!isWellFormedToken(token)) return null;
+  const [row] = await run<SnapshotRow>(db, sql.snapshotByToken, [token]);
+  return row ? projectForEndUser(toSnapshot(row)) : null;
+}
+
+/** What the customer of workflow `workflowId` currently sees (for staff pages). */
+export async function trackingViewByWorkflowId(db: Queryable, workflowId: string): Promise<TrackingView | null> {
+  const [row] = await run<SnapshotRow>(db, sql.snapshotByWorkflowId, [workflowId]);
+  return row ? projectForEndUser(toSnapshot(row)) : null;
+}

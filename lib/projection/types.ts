@@ -1,0 +1,69 @@
+/** The durable facts the end-user projection is built from, and what it produces. */
+
+export type WorkflowStatus = "active" | "completed" | "cancelled" | "failed";
+
+export type StepState =
+  | "blocked"
+  | "ready"
+  | "leased"
+  | "completed"
+  | "completed_without_effect"
+  | "superseded"
+  | "cancelled"
+  | "rejected"
+  | "failed"
+  | "indeterminate";
+
+export type StepSnapshot = {
+  readonly name: string;
+  readonly position: number;
+  readonly state: StepState;
+  /** From the adapter's contract: the step calls something outside Fenceline. */
+  readonly externalEffect: boolean;
+  readonly attemptsStarted: number;
+  /** An earlier try of this step ended without a conclusion (authority lost, or it failed). */
+  readonly interrupted: boolean;
+  /** A review case is open for this step. */
+  readonly underReview: boolean;
+  readonly updatedAt: Date;
+  readonly completedAt: Date | null;
+};
+
+export type ProjectionSnapshot = {
+  readonly workflowId: string;
+  readonly kind: string;
+  readonly input: unknown;
+  readonly status: WorkflowStatus;
+  /** A reason written for the customer by a person (support's abandon), or null. */
+  readonly customerReason: string | null;
+  readonly deadlinePassed: boolean;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly steps: readonly StepSnapshot[];
+};
+
+export type TrackingHeadline = "preparing" | "waiting" | "recovering" | "needs_review" | "completed" | "cancelled" | "not_completed";
+export type TrackingTone = "neutral" | "attention" | "ok" | "stopped";
+export type MilestoneStatus = "done" | "skipped" | "current" | "upcoming" | "attention" | "stopped";
+
+export type Milestone = {
+  readonly key: string;
+  readonly label: string;
+  readonly status: MilestoneStatus;
+  /** When it was reached (ISO 8601), for done milestones. */
+  readonly at: string | null;
+};
+
+/** The end user's view: no engine field, no engine word. */
+export type TrackingView = {
+  readonly reference: string;
+  readonly title: string;
+  readonly headline: { readonly state: TrackingHeadline; readonly label: string; readonly tone: TrackingTone };
+  readonly happening: string;
+  readonly next: string;
+  readonly reason: string | null;
+  readonly milestones: Milestone[];
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly terminal: boolean;
+};

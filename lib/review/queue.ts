@@ -1,0 +1,84 @@
+/**
+ * The review queue: cases oldest first, filtered by status, destination and text, with keyset
+ * pagination on (opened_at, id). A customer's reference (FL-XXXX-XXXX) finds their request.
+ */
+import { contractFor } from "@/lib/adapters/contract";
+import "@/lib/adapters/destinations";
+import type { ReviewCaseSummary, ReviewQueueQuery } from "@/lib/api/contract/support";
+import { encodeCursor, type Page } from "@/lib/api/cursor";
+import { run, type Queryable } from "@/lib/engine/db";
+import { referenceOf } from "@/lib/projection/project";
+import * as sql from "./sql";
+
+export type CaseRow = {
+  id: string;
+  status: "open" | "resolved";
+  version: number;
+  reason: string;
+  opened_at: Date;
+  review_by: Date;
+  overdue: boolean;
+  assignee: string | null;
+  workflow_id: string;
+  resolution: ReviewCaseSummary["resolution"];
+  resolved_by: string | null;
+  resolved_at: Date | null;
+  step_id: string;
+  step_name: string;
+  adapter: string;
+  operation: string;
+  attempt_count: number;
+  late_observation_count: number;
+};
+
+const REFERENCE_PATTERN = /^FL-?([0-9A-F]{4})-?([0-9A-F]{4})$/i;
+
+/** A reason filter as an ILIKE pattern that matches the text literally. */
+const containing = (text: string): string => `%${text.replaceAll(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export function summaryOf(row: CaseRow): ReviewCaseSummary {
+  const contract = contractFor(row.adapter);
+  return {
+    id: row.id,
+    status: row.status,
+    version: row.version,
+    reason: row.reason,
+    openedAt: row.opened_at.toISOString(),
+    reviewBy: row.review_by.toISOString(),
+    overdue: row.overdue,
+    assignee: row.assignee,
+    workflowId: row.workflow_id,
+    reference: referenceOf(row.workflow_id),
+    stepId: row.step_id,
+    stepName: row.step_name,
+    adapter: row.adapter,
+    operation: row.operation,
+    attemptCount: row.attempt_count,
+    lateObservationCount: row.late_observation_count,
+    statusQuery: contract.statusQuery,
+    idempotencyKeys: contract.idempotencyKeys,
+    resolution: row.resolution,
+    resolvedBy: row.resolved_by,
+    resolvedAt: row.resolved_at?.toISOString() ?? null,
+  };
+}
+
+export async function listReviewCases(db: Queryable, query: ReviewQueueQuery): Promise<Page<ReviewCaseSummary> & { items: ReviewCaseSummary[] }> {
+  const reference = query.q?.match(REFERENCE_PATTERN);
+  const workflowPrefix = reference ? `${reference[1]}${reference[2]}`.toLowerCase() : null;
+  const rows = await run<CaseRow & { opened_key: string }>(db, sql.listReviewCases, [
+    query.status,
+    query.adapter ?? null,
+    query.q && !reference ? containing(query.q) : null,
+    workflowPrefix,
+    query.cursor?.[0] ?? null,
+    query.cursor?.[1] ?? null,
+    query.limit + 1,
+  ]);
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(summaryOf),
+    nextCursor: rows.length > query.limit && last ? encodeCursor([last.opened_key, last.id]) : null,
+  };
+}

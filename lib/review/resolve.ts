@@ -1,0 +1,126 @@
+/**
+ * Resolving a review case. A person settles what the evidence could not:
+ *
+ *   confirm_delivered      the destination did apply it: a receipt (manual review) with the
+ *                          reference the person found, the step completes, dependants run
+ *   confirm_not_delivered  it did not: the unanswered attempts are recorded as absent and the
+ *                          step runs again with the same request identity
+ *   abandon                stop: the step fails and the request ends with a reason its customer sees
+ *
+ * Each is one guarded transition (case open, version as seen, step indeterminate), recorded on the
+ * case with who, when, what and why. Repeating a resolution that was already applied the same way
+ * changes nothing and answers `replayed`; any other mismatch is a ReviewConflictError.
+ */
+import type { Pool } from "pg";
+import type { ResolutionBody, ResolutionResult } from "@/lib/api/contract/support";
+import { inTransaction, run, type Queryable } from "@/lib/engine/db";
+import { FencelineError, NotFoundError } from "@/lib/engine/errors";
+import { completeSteps } from "@/lib/engine/receipt";
+import * as sql from "./sql";
+
+/** A resolution that cannot apply to the case as it is now; `details` say why, for the person. */
+export class ReviewConflictError extends FencelineError {
+  readonly code = "review_conflict";
+  constructor(
+    readonly title: string,
+    message: string,
+    readonly details: {
+      readonly currentVersion: number;
+      readonly resolution?: string | null;
+      readonly resolvedBy?: string | null;
+      readonly resolvedAt?: string | null;
+    },
+  ) {
+    super(message);
+  }
+}
+
+type ResolvedRow = { id: string; step_id: string; resolution: ResolutionBody["resolution"]; resolved_by: string; resolved_at: Date; version: number };
+
+const resultOf = (row: ResolvedRow, replayed: boolean): ResolutionResult => ({
+  caseId: row.id,
+  resolution: row.resolution,
+  resolvedBy: row.resolved_by,
+  resolvedAt: row.resolved_at.toISOString(),
+  version: row.version,
+  replayed,
+});
+
+export async function resolveReviewCase(pool: Pool, caseId: string, body: ResolutionBody, actor: string): Promise<ResolutionResult> {
+  const applied = await inTransaction(pool, async (client) => {
+    switch (body.resolution) {
+      case "confirm_delivered": {
+        const [row] = await run<ResolvedRow & { attempt_id: string | null }>(client, sql.resolveDelivered, [
+          caseId, body.version, actor, body.note, body.externalReference,
+        ]);
+        if (!row) return null;
+        if (!row.attempt_id) throw new Error(`resolveReviewCase: case ${caseId} has a step without any attempt`);
+        const receipts = await completeSteps(client, [{
+          attemptId: row.attempt_id,
+          verification: "manual_review",
+          stepState: "completed",
+          externalReference: body.externalReference,
+          result: { confirmedBy: actor, reviewCaseId: caseId, note: body.note },
+        }]);
+        if (!receipts.has(row.step_id)) throw new Error(`resolveReviewCase: no receipt was written for step ${row.step_id}`);
+        return row;
+      }
+      case "confirm_not_delivered": {
+        const [row] = await run<ResolvedRow>(client, sql.resolveNotDelivered, [caseId, body.version, actor, body.note]);
+        return row ?? null;
+      }
+      case "abandon": {
+        const [row] = await run<ResolvedRow>(client, sql.resolveAbandon, [caseId, body.version, actor, body.note, body.customerReason]);
+        return row ?? null;
+      }
+    }
+  });
+  if (applied) return resultOf(applied, false);
+  return explainRefusal(pool, caseId, body);
+}
+
+type RefusalRow = {
+  status: "open" | "resolved";
+  version: number;
+  resolution: ResolutionBody["resolution"] | null;
+  resolved_by: string | null;
+  resolved_at: Date | null;
+  external_reference: string | null;
+  step_state: string;
+  workflow_status: string;
+};
+
+/** The resolution matched no row: say why, or recognise a repeat of what was already done. */
+async function explainRefusal(db: Queryable, caseId: string, body: ResolutionBody): Promise<ResolutionResult> {
+  const [row] = await run<RefusalRow>(db, sql.explainRefusal, [caseId]);
+  if (!row) throw new NotFoundError("review case", caseId);
+  if (row.status === "resolved") {
+    const sameDecision =
+      row.resolution === body.resolution &&
+      (body.resolution !== "confirm_delivered" || row.external_reference === body.externalReference);
+    if (sameDecision && row.resolved_by && row.resolved_at) {
+      return resultOf({ id: caseId, step_id: "", resolution: body.resolution, resolved_by: row.resolved_by, resolved_at: row.resolved_at, version: row.version }, true);
+    }
+    throw new ReviewConflictError(
+      "Already resolved",
+      `this case was already resolved (${row.resolution?.replaceAll("_", " ")}) by ${row.resolved_by} at ${row.resolved_at?.toISOString()}`,
+      { currentVersion: row.version, resolution: row.resolution, resolvedBy: row.resolved_by, resolvedAt: row.resolved_at?.toISOString() ?? null },
+    );
+  }
+  if (row.version !== body.version) {
+    throw new ReviewConflictError("Stale version", `this case changed since you loaded it (version ${body.version}, now ${row.version}); reload it`, {
+      currentVersion: row.version,
+    });
+  }
+  if (row.step_state !== "indeterminate") {
+    throw new ReviewConflictError("Not awaiting review", `the step is ${row.step_state}, no longer awaiting a decision`, { currentVersion: row.version });
+  }
+  if (body.resolution === "confirm_not_delivered" && row.workflow_status !== "active") {
+    throw new ReviewConflictError(
+      "Request ended",
+      `the request is ${row.workflow_status}, so a retry would never run: confirm delivered or abandon instead`,
+      { currentVersion: row.version },
+    );
+  }
+  throw new Error(`resolveReviewCase: case ${caseId} refused for no known reason`);
+}

@@ -1,0 +1,93 @@
+/**
+ * The support API end to end through its route handlers: the queue lists open cases oldest first
+ * with filters and keyset pages, a case shows its evidence, and a resolution on a case someone
+ * else already resolved is a 409 problem that says who and when.
+ */
+import { afterAll, expect } from "vitest";
+import { dbTest as test } from "@/lib/db/test-database";
+import { pool } from "@/lib/db/pool";
+import { GET as listRoute } from "@/app/api/review/route";
+import { GET as caseRoute } from "@/app/api/review/[caseId]/route";
+import { POST as resolveRoute } from "@/app/api/review/[caseId]/resolution/route";
+import { caseUnderReview, type CaseUnderReview } from "./test-support";
+
+let cases: CaseUnderReview[] = [];
+
+afterAll(async () => {
+  await pool().end();
+});
+
+const list = async (query: string) => {
+  const response = await listRoute(new Request(`http://test/api/review${query}`), { params: Promise.resolve({}) });
+  return { status: response.status, body: await response.json() };
+};
+
+const resolve = (caseId: string, body: unknown, actor?: string) =>
+  resolveRoute(
+    new Request(`http://test/api/review/${caseId}/resolution`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(actor ? { "x-fenceline-actor": actor } : {}) },
+      body: JSON.stringify(body),
+    }),
+    { params: Promise.resolve({ caseId }) },
+  );
+
+test("the queue: open cases oldest first, filtered, in keyset pages", async ({ db }) => {
+  process.env.DATABASE_URL = db.url;
+  cases = [];
+  for (const recipient of ["a@example.test", "b@example.test", "c@example.test"]) cases.push(await caseUnderReview(db.pool, recipient));
+
+  const first = await list("?limit=2");
+  expect(first.status).toBe(200);
+  expect(first.body.items.map((c: { id: string }) => c.id)).toEqual([cases[0]!.caseId, cases[1]!.caseId]);
+  expect(first.body.items[0]).toMatchObject({ status: "open", adapter: "opaque", stepName: "deliver", attemptCount: 1, statusQuery: false, idempotencyKeys: false });
+  const second = await list(`?limit=2&cursor=${first.body.nextCursor}`);
+  expect(second.body.items.map((c: { id: string }) => c.id)).toEqual([cases[2]!.caseId]);
+  expect(second.body.nextCursor).toBeNull();
+
+  expect((await list("?adapter=queryable")).body.items).toEqual([]);
+  expect((await list("?q=neither%20deduplicates")).body.items).toHaveLength(3);
+  expect((await list("?q=100%25_")).body.items).toHaveLength(0);
+  const reference = first.body.items[1].reference as string;
+  expect((await list(`?q=${reference}`)).body.items.map((c: { id: string }) => c.id)).toEqual([cases[1]!.caseId]);
+  expect((await list("?status=resolved")).body.items).toEqual([]);
+
+  const bad = await list("?cursor=nonsense");
+  expect(bad.status).toBe(400);
+});
+
+test("a case with its evidence; an unknown or malformed id is a 404 problem", async () => {
+  const response = await caseRoute(new Request("http://test"), { params: Promise.resolve({ caseId: cases[0]!.caseId }) });
+  expect(response.status).toBe(200);
+  const detail = await response.json();
+  expect(detail.case.version).toBe(cases[0]!.version);
+  expect(detail.customerSees.headline.label).toBe("Delivery status needs review");
+
+  for (const caseId of ["00000000-0000-4000-8000-000000000000", "nope"]) {
+    const missing = await caseRoute(new Request("http://test"), { params: Promise.resolve({ caseId }) });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("content-type")).toBe("application/problem+json");
+  }
+});
+
+test("resolving: 200 for the first, replay for the same, 409 with who and when for another decision", async () => {
+  const { caseId, version } = cases[1]!;
+  const first = await resolve(caseId, { resolution: "confirm_delivered", version, externalReference: "opq_42", note: "" }, "grace");
+  expect(first.status).toBe(200);
+  expect(await first.json()).toMatchObject({ resolvedBy: "grace", replayed: false });
+
+  const replay = await resolve(caseId, { resolution: "confirm_delivered", version, externalReference: "opq_42", note: "" }, "grace");
+  expect(await replay.json()).toMatchObject({ replayed: true });
+
+  const stale = await resolve(caseId, { resolution: "abandon", version, customerReason: "sorry", note: "dup" });
+  expect(stale.status).toBe(409);
+  expect(stale.headers.get("content-type")).toBe("application/problem+json");
+  expect(await stale.json()).toMatchObject({ title: "Already resolved", resolvedBy: "grace", resolution: "confirm_delivered" });
+
+  const invalid = await resolve(cases[2]!.caseId, { resolution: "abandon", version: cases[2]!.version, note: "no reason for the customer" });
+  expect(invalid.status).toBe(400);
+  const body = await invalid.json();
+  expect(body.issues.map((i: { path: string }) => i.path)).toContain("customerReason");
+
+  expect((await list("?status=resolved")).body.items.map((c: { id: string }) => c.id)).toEqual([caseId]);
+});

@@ -1,0 +1,202 @@
+/**
+ * The review queue's statements. Reads serve the queue and the case page; each resolution is one
+ * guarded transition whose WHERE holds every condition: the case is open, its version is the one
+ * the person saw, and the step is still indeterminate. The case row is the serialisation point:
+ * two people resolving at once meet on it, and the second matches no row.
+ */
+import type { NamedSql } from "@/lib/engine/db";
+
+const MICROS = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+
+/**
+ * The queue: $1 status, $2 adapter, $3 reason text (a LIKE pattern, already escaped), $4 workflow
+ * id prefix (from a customer reference), $5/$6 cursor (opened_at, id), $7 limit. Oldest first.
+ */
+export const listReviewCases: NamedSql = {
+  name: "fl_review_list",
+  text: `
+SELECT c.id, c.status, c.version, c.reason, c.opened_at, c.review_by, (c.status = 'open' AND c.review_by <= now()) AS overdue,
+       c.assignee, c.workflow_id, c.resolution, c.resolved_by, c.resolved_at,
+       to_char(c.opened_at AT TIME ZONE 'UTC', ${MICROS}) AS opened_key,
+       s.id AS step_id, s.name AS step_name, s.adapter, s.operation,
+       (SELECT count(*)::int FROM attempt a WHERE a.step_id = s.id) AS attempt_count,
+       (SELECT count(*)::int FROM late_observation o WHERE o.step_id = s.id) AS late_observation_count
+FROM review_case c
+JOIN step s ON s.id = c.step_id
+WHERE c.status = $1::review_status
+  AND ($2::text IS NULL OR s.adapter = $2)
+  AND ($3::text IS NULL OR c.reason ILIKE $3)
+  AND ($4::text IS NULL OR c.workflow_id::text LIKE $4 || '%')
+  AND ($5::timestamptz IS NULL OR (c.opened_at, c.id) > ($5::timestamptz, $6::uuid))
+ORDER BY c.opened_at, c.id
+LIMIT $7`,
+};
+
+/** One case ($1) with its step and request. */
+export const readCase: NamedSql = {
+  name: "fl_review_read_case",
+  text: `
+SELECT c.id, c.status, c.version, c.reason, c.evidence, c.opened_at, c.review_by, (c.status = 'open' AND c.review_by <= now()) AS overdue,
+       c.assignee, c.workflow_id, c.resolution, c.resolved_by, c.resolved_at, c.resolution_note, c.external_reference,
+       s.id AS step_id, s.name AS step_name, s.adapter, s.operation, s.state AS step_state, s.input AS step_input,
+       s.request_identity, s.attempts_started, s.attempt_budget,
+       w.kind, w.status AS workflow_status, w.requester, w.created_at AS workflow_created_at,
+       (SELECT count(*)::int FROM attempt a WHERE a.step_id = s.id) AS attempt_count,
+       (SELECT count(*)::int FROM late_observation o WHERE o.step_id = s.id) AS late_observation_count
+FROM review_case c
+JOIN step s ON s.id = c.step_id
+JOIN workflow w ON w.id = c.workflow_id
+WHERE c.id = $1`,
+};
+
+/** The attempts of step $1, in order. */
+export const readAttempts: NamedSql = {
+  name: "fl_review_read_attempts",
+  text: `
+SELECT id, fencing_term, mode, checkpoint, outcome, outcome_reason, observed_effect, external_reference,
+       created_at, invocation_began_at, response_observed_at, ended_at
+FROM attempt WHERE step_id = $1 ORDER BY fencing_term`,
+};
+
+/** Late observations of step $1 (bounded). */
+export const readLateObservations: NamedSql = {
+  name: "fl_review_read_late_observations",
+  text: `
+SELECT id::text, at, operation, fencing_term, external_reference, result
+FROM late_observation WHERE step_id = $1 ORDER BY id LIMIT 100`,
+};
+
+export const readReceipt: NamedSql = {
+  name: "fl_review_read_receipt",
+  text: `SELECT id, verification_method, external_reference, created_at FROM receipt WHERE step_id = $1`,
+};
+
+/**
+ * Other steps that carry one of the external references known for step $1 (from its attempts,
+ * late observations, receipt and review cases), as a receipt or a confirmed review. Bounded.
+ */
+export const readSameReference: NamedSql = {
+  name: "fl_review_read_same_reference",
+  text: `
+WITH refs AS (
+  SELECT external_reference AS ref FROM attempt WHERE step_id = $1 AND external_reference IS NOT NULL
+  UNION SELECT external_reference FROM late_observation WHERE step_id = $1 AND external_reference IS NOT NULL
+  UNION SELECT external_reference FROM receipt WHERE step_id = $1 AND external_reference IS NOT NULL
+  UNION SELECT external_reference FROM review_case WHERE step_id = $1 AND external_reference IS NOT NULL
+),
+hits AS (
+  SELECT r.step_id, r.external_reference FROM receipt r JOIN refs ON refs.ref = r.external_reference
+  UNION SELECT c.step_id, c.external_reference FROM review_case c JOIN refs ON refs.ref = c.external_reference
+)
+SELECT h.step_id, h.external_reference, s.name AS step_name, s.state, s.workflow_id
+FROM hits h JOIN step s ON s.id = h.step_id
+WHERE h.step_id <> $1
+ORDER BY h.external_reference, h.step_id
+LIMIT 20`,
+};
+
+const resolvedColumns = `c.id, c.step_id, c.resolution, c.resolved_by, c.resolved_at, c.version`;
+
+/**
+ * Confirm delivered, the guarded half: closes case $1 at version $2 for actor $3 ($4 note, $5
+ * external reference) while its step is indeterminate, and names the step's latest attempt. The
+ * caller completes the step with a manual-review receipt in the same transaction.
+ */
+export const resolveDelivered: NamedSql = {
+  name: "fl_review_resolve_delivered",
+  text: `
+UPDATE review_case c
+SET status = 'resolved', resolution = 'confirm_delivered', resolved_by = $3, resolved_at = now(),
+    resolution_note = $4, external_reference = $5, version = c.version + 1
+FROM step s
+WHERE c.id = $1 AND c.status = 'open' AND c.version = $2
+  AND s.id = c.step_id AND s.state = 'indeterminate'
+RETURNING ${resolvedColumns},
+          (SELECT a.id FROM attempt a WHERE a.step_id = s.id ORDER BY a.fencing_term DESC LIMIT 1) AS attempt_id`,
+};
+
+/**
+ * Confirm not delivered: closes case $1 at version $2 for actor $3 ($4 note); makes the step ready
+ * for a retry with the same request identity, with budget for at least one more attempt; and
+ * records on every attempt whose call went unanswered that a person confirmed its effect absent,
+ * so recovery no longer counts it as unknown. Only for an active request: a retry of an ended
+ * one would never run.
+ */
+export const resolveNotDelivered: NamedSql = {
+  name: "fl_review_resolve_not_delivered",
+  text: `
+WITH resolved AS (
+  UPDATE review_case c
+  SET status = 'resolved', resolution = 'confirm_not_delivered', resolved_by = $3, resolved_at = now(),
+      resolution_note = $4, version = c.version + 1
+  FROM step s JOIN workflow w ON w.id = s.workflow_id
+  WHERE c.id = $1 AND c.status = 'open' AND c.version = $2
+    AND s.id = c.step_id AND s.state = 'indeterminate' AND w.status = 'active'
+  RETURNING ${resolvedColumns}
+),
+ready AS (
+  UPDATE step s
+  SET state = 'ready', next_mode = 'retry_same_identity', next_eligible_at = now(),
+      attempt_budget = greatest(s.attempt_budget, s.attempts_started + 1),
+      state_reason = 'review: confirmed not delivered by ' || $3, updated_at = now()
+  FROM resolved r
+  WHERE s.id = r.step_id AND s.state = 'indeterminate'
+),
+absent AS (
+  UPDATE attempt a
+  SET observed_effect = 'absent',
+      outcome_reason = coalesce(a.outcome_reason || '; ', '') || 'effect confirmed absent in review by ' || $3
+  FROM resolved r
+  WHERE a.step_id = r.step_id AND a.invocation_began_at IS NOT NULL AND a.observed_effect IS NULL
+)
+SELECT * FROM resolved`,
+};
+
+/**
+ * Abandon: closes case $1 at version $2 for actor $3 ($4 note); the step fails, the request's
+ * steps that have not run are cancelled, and the request ends as failed with $5, the reason its
+ * customer sees (an already ended request keeps its status and takes the reason).
+ */
+export const resolveAbandon: NamedSql = {
+  name: "fl_review_resolve_abandon",
+  text: `
+WITH resolved AS (
+  UPDATE review_case c
+  SET status = 'resolved', resolution = 'abandon', resolved_by = $3, resolved_at = now(),
+      resolution_note = $4, version = c.version + 1
+  FROM step s
+  WHERE c.id = $1 AND c.status = 'open' AND c.version = $2
+    AND s.id = c.step_id AND s.state = 'indeterminate'
+  RETURNING ${resolvedColumns}, c.workflow_id
+),
+step_ended AS (
+  UPDATE step s
+  SET state = 'failed', state_reason = 'abandoned in review by ' || $3, completed_at = now(), updated_at = now()
+  FROM resolved r
+  WHERE s.id = r.step_id AND s.state = 'indeterminate'
+),
+rest_cancelled AS (
+  UPDATE step s
+  SET state = 'cancelled', state_reason = 'request abandoned in review', completed_at = now(), updated_at = now()
+  FROM resolved r
+  WHERE s.workflow_id = r.workflow_id AND s.id <> r.step_id AND s.state IN ('blocked', 'ready')
+),
+request_ended AS (
+  UPDATE workflow w
+  SET status = CASE WHEN w.status = 'active' THEN 'failed'::workflow_status ELSE w.status END,
+      status_reason = $5, updated_at = now()
+  FROM resolved r
+  WHERE w.id = r.workflow_id
+)
+SELECT id, step_id, resolution, resolved_by, resolved_at, version FROM resolved`,
+};
+
+/** Why a resolution of case $1 matched no row: the case, its step and its request as they are now. */
+export const explainRefusal: NamedSql = {
+  name: "fl_review_explain_refusal",
+  text: `
+SELECT c.status, c.version, c.resolution, c.resolved_by, c.resolved_at, c.external_reference,
+       s.state AS step_state, w.status AS workflow_status
+FROM review_case c JOIN step s ON s.id = c.step_id JOIN workflow w ON w.id = c.workflow_id
+WHERE c.id = $1`,
+};
