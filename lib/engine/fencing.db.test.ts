@@ -13,6 +13,7 @@ import { runRecoveryScan } from "./recovery";
 import { registerSession } from "./session";
 import { createSingleStepWorkflows, setLeaseExpiry } from "./test-support";
 import type { ClaimedStep, LeaseHandle } from "./types";
+import { digestOf } from "./digest";
 
 const effect = (externalReference: string) =>
   ({ kind: "effect", externalReference, result: { ok: true }, verification: "direct_response" }) as const;
@@ -64,7 +65,8 @@ describe("a stale worker (invariant 2)", () => {
         current_term: "2",
         reason: "superseded",
         external_reference: "ext-late-1",
-        result: { delivered: true },
+        // A digest, never the payload: evidence must not carry request bodies or secrets.
+        result: { digest: digestOf({ delivered: true }) },
         request_identity: "fl-proposed",
       },
     ]);

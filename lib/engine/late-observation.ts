@@ -1,10 +1,12 @@
 /**
  * Late observations: evidence from a worker that lost its lease and then learned something (a
  * delayed response, a timeout). Append-only; recovery consumes them, converging when they agree
- * with what else is known and raising an integrity conflict when they do not.
+ * with what else is known and raising an integrity conflict when they do not. They keep the
+ * external reference and a digest of the result, not the result itself.
  */
 import { run, type Queryable } from "./db";
 import { NotFoundError } from "./errors";
+import { evidenceOf } from "./rejection";
 import * as sql from "./sql/late-observation";
 import type { LeaseHandle } from "./types";
 
@@ -21,7 +23,7 @@ export async function postLateObservation(db: Queryable, lease: LeaseHandle, obs
     lease.fencingTerm.toString(),
     observation.operation,
     observation.externalReference,
-    JSON.stringify(observation.result ?? null),
+    evidenceOf(observation.result),
   ]);
   if (!row) throw new NotFoundError("lease held by this session", `${lease.stepId}/${lease.fencingTerm}`);
   return row.id;

@@ -3,6 +3,7 @@
  * and its payload kept as a late observation, so losing authority never loses evidence.
  */
 import { run, type Queryable } from "./db";
+import { digestOf } from "./digest";
 import { AuthorityLostError, type RejectionReason } from "./errors";
 import * as sql from "./sql/rejection";
 import type { LeaseHandle } from "./types";
@@ -11,6 +12,12 @@ export type RejectedPayload = {
   readonly externalReference: string | null;
   readonly result: unknown;
 };
+
+/**
+ * What evidence keeps of a payload: its digest, never the payload itself, which may carry a
+ * request body or a credential. The external reference travels beside it, in the clear.
+ */
+export const evidenceOf = (payload: unknown): string => JSON.stringify({ digest: digestOf(payload ?? null) });
 
 type VerdictRow = { step_id: string; fencing_term: string; reason: RejectionReason | null; current_term: string | null };
 
@@ -30,7 +37,7 @@ export async function recordRejections(
     refused.map((r) => r.lease.fencingTerm.toString()),
     refused.map((r) => r.operation),
     refused.map((r) => r.payload?.externalReference ?? null),
-    refused.map((r) => (r.payload ? JSON.stringify(r.payload.result ?? null) : null)),
+    refused.map((r) => (r.payload ? evidenceOf(r.payload.result) : null)),
   ]);
   return rows.map((row, index) => {
     const { lease, operation } = refused[index]!;

@@ -13,6 +13,7 @@ import { isPermit, type PermitRequest } from "@/lib/engine/permit";
 import { createSingleStepWorkflows, setLeaseExpiry, truncateEngineTables } from "@/lib/engine/test-support";
 import type { ClaimedStep, LeaseHandle } from "@/lib/engine/types";
 import type { Coordinator } from "./coordinator";
+import { digestOf } from "@/lib/engine/digest";
 
 export type MakeCoordinator = (db: TestDatabase) => Coordinator | Promise<Coordinator>;
 
@@ -178,7 +179,7 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
          FROM fencing_rejection r JOIN late_observation o ON o.id = r.late_observation_id WHERE r.step_id = $1`,
         [stepId],
       )).toEqual([
-        { operation: "observe_response", presented_term: "1", current_term: "2", reason: "superseded", external_reference: "ext-late", result: { delivered: true } },
+        { operation: "observe_response", presented_term: "1", current_term: "2", reason: "superseded", external_reference: "ext-late", result: { digest: digestOf({ delivered: true }) } },
       ]);
 
       // A session presenting another session's current lease as its own is refused: not the owner.
@@ -288,7 +289,7 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
       const { stepId, a, leaseA } = await staleScenario(db);
       await a.coordinator.postLateObservation(leaseA, { operation: "timeout_observed", externalReference: "ext-after", result: { late: true } });
       expect(await rows(db.pool, "SELECT fencing_term, operation, external_reference, result FROM late_observation WHERE step_id = $1", [stepId])).toEqual([
-        { fencing_term: "1", operation: "timeout_observed", external_reference: "ext-after", result: { late: true } },
+        { fencing_term: "1", operation: "timeout_observed", external_reference: "ext-after", result: { digest: digestOf({ late: true }) } },
       ]);
       const missing = a.coordinator.postLateObservation({ ...leaseA, fencingTerm: 99n }, { operation: "x", externalReference: null, result: null });
       await expect(missing).rejects.toBeInstanceOf(NotFoundError);
