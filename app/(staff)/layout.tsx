@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { EpochBanner } from "@/components/ui/epoch-banner";
 import { StaffNav } from "@/components/ui/staff-nav";
 import { ThemeToggle } from "@/components/ui/theme-toggle";
 
@@ -14,6 +15,7 @@ export default function StaffLayout({ children }: { children: ReactNode }) {
         <span className="spacer" />
         <ThemeToggle />
       </header>
+      <EpochBanner />
       <main id="main">{children}</main>
     </>
   );

@@ -110,3 +110,15 @@ async function installAt(destination: EpochDestination, epoch: bigint): Promise<
     return { installed: false, error: error instanceof Error ? error.message : String(error) };
   }
 }
+
+export type EpochStatus = {
+  readonly epoch: string;
+  readonly transition: { id: string; state: string; reason: string; startedAt: string } | null;
+  readonly blocked: readonly { adapter: string; epoch: string; reason: string; since: string }[];
+};
+
+/** For the dashboard: the epoch in force, a transition under way, destinations still blocked. */
+export async function epochStatus(pool: Pool): Promise<EpochStatus> {
+  const [row] = await run<EpochStatus>(pool, sql.epochStatus, []);
+  return row!;
+}

@@ -81,3 +81,14 @@ UPDATE epoch_transition
 SET state = 'failed', finished_at = now(), destinations = destinations || jsonb_build_object('error', $2::text)
 WHERE id = $1 AND finished_at IS NULL`,
 };
+
+/** The current epoch, any transition in progress, and the destinations left blocked. */
+export const epochStatus: NamedSql = {
+  name: "fl_epoch_status",
+  text: `
+SELECT fl_current_epoch()::text AS epoch,
+       (SELECT jsonb_build_object('id', t.id::text, 'state', t.state, 'reason', t.reason, 'startedAt', t.started_at)
+          FROM epoch_transition t WHERE t.finished_at IS NULL) AS transition,
+       coalesce((SELECT jsonb_agg(jsonb_build_object('adapter', b.adapter, 'epoch', b.epoch::text, 'reason', b.reason, 'since', b.since) ORDER BY b.adapter)
+          FROM destination_block b), '[]'::jsonb) AS blocked`,
+};
