@@ -5,7 +5,7 @@
  */
 import { describe, expect } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
-import { runEpochTransition, TransitionInProgressError, type EpochDestination } from "./epoch";
+import { epochStatus, runEpochTransition, TransitionInProgressError, type EpochDestination } from "./epoch";
 import { claimSteps } from "./lease";
 import { commitReceipts } from "./receipt";
 import { registerSession } from "./session";
@@ -91,10 +91,12 @@ describe("epoch transition", () => {
     expect(await claimSteps(db.pool, session, ["other"], 1)).toHaveLength(1);
     const { rows } = await db.pool.query("SELECT adapter, epoch::text, reason FROM destination_block");
     expect(rows).toEqual([{ adapter: "fenced", epoch: "2", reason: "epoch 2 not installed: fenced is unreachable" }]);
+    expect(await epochStatus(db.pool)).toMatchObject({ epoch: "2", transition: null, blocked: [{ adapter: "fenced", reason: "epoch 2 not installed: fenced is unreachable" }] });
 
     const second = await runEpochTransition(db.pool, { reason: "retry", requestedBy: "test", destinations: [fencedDouble("fenced")], drainTimeoutMs: 0 });
     expect(second).toMatchObject({ toEpoch: 3n, state: "completed" });
     expect(await claimSteps(db.pool, session, ["fenced"], 1)).toHaveLength(1);
+    expect((await epochStatus(db.pool)).blocked).toEqual([]);
   });
 
   test("a destination that still accepts the previous epoch after installation stays blocked", async ({ db }) => {
