@@ -1,0 +1,35 @@
+import type { Metadata } from "next";
+import { metricsQuery } from "@/lib/api/contract/engineer";
+import { pool } from "@/lib/db/pool";
+import { readMetrics, resolveRange } from "@/lib/metrics/series";
+import { flatParams, type SearchParams } from "@/components/engineer/search-params";
+import { MetricsView } from "@/components/metrics/metrics-view";
+import { rangeQuery, selectionFrom } from "@/components/metrics/range";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Metrics", robots: { index: false, follow: false } };
+
+export default async function MetricsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  const selection = selectionFrom(flatParams(await searchParams));
+  const parsed = metricsQuery.safeParse(Object.fromEntries(new URLSearchParams(rangeQuery(selection))));
+  let initial = null;
+  let initialError: string | null = null;
+  if (!parsed.success) initialError = `the range in the address is not valid (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`;
+  else {
+    try {
+      initial = await readMetrics(pool(), resolveRange(parsed.data));
+    } catch (error) {
+      if (error instanceof Error && "status" in error && (error as { status: number }).status === 400) initialError = error.message;
+      else throw error;
+    }
+  }
+  return (
+    <div className="stack">
+      <h1>Metrics</h1>
+      <p className="muted">
+        Two families, never one &ldquo;failures&rdquo; graph. Also for scraping: <a href="/api/metrics/prometheus">/api/metrics/prometheus</a>.
+      </p>
+      <MetricsView selection={selection} initial={initial} initialError={initialError} />
+    </div>
+  );
+}

@@ -1,0 +1,24 @@
+import type { Metadata } from "next";
+import { listRequestsQuery } from "@/lib/api/contract/engineer";
+import { pool } from "@/lib/db/pool";
+import { listRequests } from "@/lib/requests/list";
+import { RequestsView } from "@/components/engineer/requests-view";
+import { flatParams, queryString, type SearchParams } from "@/components/engineer/search-params";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Requests", robots: { index: false, follow: false } };
+
+/** First paint from the database; the client view then polls /api/requests with the same filters. */
+export default async function RequestsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  const values = flatParams(await searchParams);
+  const parsed = listRequestsQuery.safeParse(values);
+  const initial = parsed.success ? await listRequests(pool(), parsed.data) : null;
+  const initialError = parsed.success ? null : `the filters in the address are not valid (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`;
+  return (
+    <div className="stack">
+      <h1>Requests</h1>
+      <p className="muted">Each request and its steps; open a step for its lease history, attempts, receipts and evidence.</p>
+      <RequestsView query={queryString(values)} values={values} initial={initial} initialError={initialError} />
+    </div>
+  );
+}

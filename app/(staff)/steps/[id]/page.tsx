@@ -1,0 +1,25 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { stepIdParams } from "@/lib/api/contract/engineer";
+import { pool } from "@/lib/db/pool";
+import { NotFoundError } from "@/lib/engine/errors";
+import { readStepDetail } from "@/lib/steps/detail";
+import { StepDetailView } from "@/components/engineer/step-detail";
+
+export const dynamic = "force-dynamic";
+
+export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
+  const { id } = await params;
+  return { title: `Step ${id.slice(0, 8)}`, robots: { index: false, follow: false } };
+}
+
+export default async function StepPage({ params }: { params: Promise<{ id: string }> }) {
+  const parsed = stepIdParams.safeParse(await params);
+  if (!parsed.success) notFound();
+  try {
+    return <StepDetailView initial={await readStepDetail(pool(), parsed.data.id)} />;
+  } catch (error) {
+    if (error instanceof NotFoundError) notFound();
+    throw error;
+  }
+}

@@ -1,0 +1,18 @@
+import type { Metadata } from "next";
+import { pool } from "@/lib/db/pool";
+import { demoMode } from "@/lib/demo/mode";
+import { listWorkers } from "@/lib/workers/list";
+import { WorkersView } from "@/components/engineer/workers-view";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Workers", robots: { index: false, follow: false } };
+
+export default async function WorkersPage() {
+  const workers = await listWorkers(pool(), { lab: demoMode() !== null });
+  return (
+    <div className="stack">
+      <h1>Workers</h1>
+      <WorkersView initial={workers} />
+    </div>
+  );
+}

@@ -1,0 +1,17 @@
+/** GET/PUT /api/lab/faults — the synthetic destination's faults (demo mode only). */
+import { faultSettingsSchema } from "@/lib/adapters/destination/faults";
+import { labFaultsSchema } from "@/lib/api/contract/engineer";
+import { handle, json, readJson } from "@/lib/api/http";
+import { refuseCrossSite, requireDemo } from "@/lib/lab/demo";
+import { readFaults, replaceFaults } from "@/lib/lab/faults";
+
+export const dynamic = "force-dynamic";
+
+export const GET = handle(async () => json(labFaultsSchema, await readFaults(requireDemo().destinationUrl)));
+
+export const PUT = handle(async (request) => {
+  const { destinationUrl } = requireDemo();
+  refuseCrossSite(request);
+  const settings = await readJson(request, faultSettingsSchema);
+  return json(labFaultsSchema, await replaceFaults(destinationUrl, settings));
+});

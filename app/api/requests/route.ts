@@ -1,0 +1,21 @@
+/**
+ * POST /api/requests — create a request (Idempotency-Key: the same key returns the same request).
+ * GET  /api/requests — list requests, filtered, with keyset pagination (engineers).
+ */
+import { createdRequestSchema, createRequestBody, idempotencyKeyHeader } from "@/lib/api/contract/public";
+import { listRequestsQuery, requestPageSchema } from "@/lib/api/contract/engineer";
+import { handle, json, readJson, readQuery } from "@/lib/api/http";
+import { pool } from "@/lib/db/pool";
+import { createRequest } from "@/lib/requests/create";
+import { listRequests } from "@/lib/requests/list";
+
+export const dynamic = "force-dynamic";
+
+export const POST = handle(async (request) => {
+  const idempotencyKey = idempotencyKeyHeader(request.headers.get("idempotency-key"));
+  const body = await readJson(request, createRequestBody);
+  const outcome = await createRequest(pool(), { input: body, idempotencyKey, requester: "api" });
+  return json(createdRequestSchema, outcome.request, { status: outcome.created ? 201 : 200, headers: { location: `/api/track/${outcome.request.trackingToken}` } });
+});
+
+export const GET = handle(async (request) => json(requestPageSchema, await listRequests(pool(), readQuery(request, listRequestsQuery))));

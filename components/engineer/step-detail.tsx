@@ -1,0 +1,119 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import type { Route } from "next";
+import Link from "next/link";
+import type { StepDetail } from "@/lib/api/contract/engineer";
+import { ErrorState } from "@/components/ui/states";
+import { Time } from "@/components/ui/time";
+import { POLL_MS, engineerKeys, getJson, shortId } from "./api";
+import { LeaseHistory } from "./lease-history";
+import { RevokeDialog } from "./revoke-dialog";
+import { StateBadge } from "./state-badge";
+import { StepNow } from "./step-now";
+import { StepTabs } from "./step-tabs";
+import styles from "./engineer.module.css";
+
+const TERMINAL = new Set(["completed", "completed_without_effect", "superseded", "cancelled", "rejected", "failed"]);
+
+/** The step's technical record. Polls while anything can still change; stops once the step is terminal. */
+export function StepDetailView({ initial }: { initial: StepDetail }) {
+  const { data, error } = useQuery({
+    queryKey: engineerKeys.step(initial.step.id),
+    queryFn: () => getJson<StepDetail>(`/api/steps/${initial.step.id}`),
+    initialData: initial,
+    refetchInterval: (query) => (query.state.data && TERMINAL.has(query.state.data.step.state) ? false : POLL_MS),
+  });
+  const detail = data ?? initial;
+  const { step, workflow } = detail;
+  const openLease = detail.leases.find((l) => l.endedAt === null) ?? null;
+
+  return (
+    <div className="stack">
+      <div className={styles.header}>
+        <h1>
+          Step {step.name} <span className="muted mono">{shortId(step.id)}</span>
+        </h1>
+        <StateBadge state={step.state} />
+        <span>
+          term <strong>{step.fencingTerm}</strong>
+        </span>
+        <span className={styles.headerEnd}>
+          <RevokeDialog stepId={step.id} term={openLease?.fencingTerm ?? null} />
+        </span>
+      </div>
+      {error ? <ErrorState what="the latest state of this step (showing the last one loaded)" error={error} /> : null}
+      <StepNow detail={detail} />
+      <dl className={`card ${styles.facts}`}>
+        <div>
+          <dt>Request</dt>
+          <dd>
+            <Link className="mono" href={`/steps?workflow=${workflow.id}` as Route} title={workflow.id}>
+              {shortId(workflow.id)}
+            </Link>{" "}
+            {workflow.kind} · <StateBadge state={workflow.status} />
+          </dd>
+        </div>
+        <div>
+          <dt>Steps of the request</dt>
+          <dd>
+            {workflow.steps.map((s, index) => (
+              <span key={s.id}>
+                {index > 0 ? " → " : ""}
+                {s.id === step.id ? <strong>{s.name}</strong> : <Link href={`/steps/${s.id}` as Route}>{s.name}</Link>}
+              </span>
+            ))}
+          </dd>
+        </div>
+        <div>
+          <dt>Adapter · operation</dt>
+          <dd>
+            {step.adapter} · {step.operation}
+          </dd>
+        </div>
+        <div>
+          <dt>Step class (lease TTL)</dt>
+          <dd>
+            {step.stepClass} ({step.leaseTtlMs / 1000} s)
+          </dd>
+        </div>
+        <div>
+          <dt>Attempts started / budget</dt>
+          <dd>
+            {step.attemptsStarted} / {step.attemptBudget}
+          </dd>
+        </div>
+        <div>
+          <dt>Next mode · eligible</dt>
+          <dd>
+            {step.nextMode.replaceAll("_", " ")} · <Time value={step.nextEligibleAt} />
+          </dd>
+        </div>
+        <div>
+          <dt>Request identity</dt>
+          <dd className="mono">{step.requestIdentity ?? "—"}</dd>
+        </div>
+        <div>
+          <dt>Updated (database clock)</dt>
+          <dd>
+            <Time value={step.updatedAt} precise />
+          </dd>
+        </div>
+      </dl>
+
+      <section aria-labelledby="lease-history">
+        <h2 id="lease-history">Lease history</h2>
+        <p className="muted">
+          One row per fencing term. Expired, released and revoked are different facts: an expiry does not mean the worker stopped, and a
+          revoke does not cancel anything at the destination.
+        </p>
+        <LeaseHistory leases={detail.leases} dbNow={detail.dbNow} />
+      </section>
+
+      <section aria-labelledby="records">
+        <h2 id="records">Records</h2>
+        <StepTabs detail={detail} />
+      </section>
+    </div>
+  );
+}

@@ -1,0 +1,84 @@
+/**
+ * The engineer's list of requests (workflows), newest first, with keyset pagination on
+ * (created_at, id). The cursor carries created_at as the database wrote it, to the microsecond,
+ * so no row is skipped or repeated at a page boundary.
+ */
+import type { Pool } from "pg";
+import type { ListRequestsQuery, RequestSummary, RequestPage } from "@/lib/api/contract/engineer";
+import { encodeCursor } from "@/lib/api/cursor";
+import { run, type NamedSql } from "@/lib/engine/db";
+
+/**
+ * $1 status, $2 kind, $3 created from, $4 created to, $5 id or token prefix, $6/$7 cursor
+ * (created_at, id), $8 limit. Every filter is optional (NULL).
+ */
+export const listRequestsSql: NamedSql = {
+  name: "fl_list_requests",
+  text: `
+SELECT w.id, w.kind, w.status, w.status_reason, w.requester, w.tracking_token,
+       w.created_at, w.updated_at, w.deadline_at, w.steps_remaining,
+       to_char(w.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key,
+       (SELECT count(*)::int FROM review_case rc WHERE rc.workflow_id = w.id AND rc.status = 'open') AS open_reviews,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'name', s.name, 'adapter', s.adapter,
+                                                   'state', s.state, 'fencingTerm', s.fencing_term)
+                                 ORDER BY s.position), '[]'::json)
+        FROM step s WHERE s.workflow_id = w.id) AS steps
+FROM workflow w
+WHERE ($1::workflow_status IS NULL OR w.status = $1)
+  AND ($2::text IS NULL OR w.kind = $2)
+  AND ($3::timestamptz IS NULL OR w.created_at >= $3)
+  AND ($4::timestamptz IS NULL OR w.created_at < $4)
+  AND ($5::text IS NULL OR left(w.id::text, length($5)) = lower($5) OR left(w.tracking_token, length($5)) = $5)
+  AND ($6::timestamptz IS NULL OR (w.created_at, w.id) < ($6::timestamptz, $7::uuid))
+ORDER BY w.created_at DESC, w.id DESC
+LIMIT $8`,
+};
+
+type Row = {
+  id: string;
+  kind: string;
+  status: RequestSummary["status"];
+  status_reason: string | null;
+  requester: string;
+  tracking_token: string;
+  created_at: Date;
+  updated_at: Date;
+  deadline_at: Date | null;
+  steps_remaining: number;
+  created_key: string;
+  open_reviews: number;
+  steps: RequestSummary["steps"];
+};
+
+export async function listRequests(pool: Pool, query: ListRequestsQuery): Promise<RequestPage> {
+  const [cursorAt, cursorId] = query.cursor ?? [null, null];
+  const rows = await run<Row>(pool, listRequestsSql, [
+    query.status ?? null,
+    query.kind ?? null,
+    query.createdFrom ?? null,
+    query.createdTo ?? null,
+    query.q ?? null,
+    cursorAt,
+    cursorId,
+    query.limit + 1,
+  ]);
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    items: page.map((row) => ({
+      id: row.id,
+      kind: row.kind,
+      status: row.status,
+      statusReason: row.status_reason,
+      requester: row.requester,
+      trackingToken: row.tracking_token,
+      createdAt: row.created_at.toISOString(),
+      updatedAt: row.updated_at.toISOString(),
+      deadlineAt: row.deadline_at?.toISOString() ?? null,
+      stepsRemaining: row.steps_remaining,
+      openReviews: row.open_reviews,
+      steps: row.steps,
+    })),
+    nextCursor: rows.length > query.limit && last ? encodeCursor([last.created_key, last.id]) : null,
+  };
+}
