@@ -6,6 +6,7 @@ import { usePathname } from "next/navigation";
 
 const sections = [
   { href: "/requests", label: "Requests" },
+  { href: "/steps", label: "Steps" },
   { href: "/review", label: "Review queue" },
   { href: "/metrics", label: "Metrics" },
   { href: "/workers", label: "Workers" },

@@ -115,19 +115,16 @@ async function main(): Promise<void> {
     workerTransport === "http"
       ? { NEXT_TELEMETRY_DISABLED: "1", DATABASE_URL: "", FENCELINE_WORKER_TRANSPORT: "http", FENCELINE_COORDINATOR_URL: `http://127.0.0.1:${port}`, FENCELINE_WORKER_TOKEN: workerToken }
       : { ...childEnv, FENCELINE_WORKER_TRANSPORT: "direct" };
-  if (existsSync(workerEntry)) {
-    log("start", `workers use the ${workerTransport} transport`);
-    for (let index = 1; index <= workerCount; index += 1) {
-      supervisor.start({
-        name: `worker-${index}`,
-        command: process.execPath,
-        args: ["--import", "tsx", workerEntry],
-        env: { ...workerEnv, FENCELINE_DESTINATION_URL: destinationUrl, FENCELINE_PROCESS: `fenceline-worker-${index}` },
-        cwd: root,
-      });
-    }
-  } else {
-    log("start", "lib/cli/worker.ts does not exist yet: starting no workers");
+  log("start", `workers use the ${workerTransport} transport`);
+  for (let index = 1; index <= workerCount; index += 1) {
+    supervisor.start({
+      name: `worker-${index}`,
+      command: process.execPath,
+      args: ["--import", "tsx", workerEntry],
+      env: { ...workerEnv, FENCELINE_DESTINATION_URL: destinationUrl, FENCELINE_PROCESS: `fenceline-worker-${index}` },
+      cwd: root,
+      restart: true,
+    });
   }
 
   if (demo) {

@@ -25,6 +25,12 @@ export interface ChildSpec {
   /** A task that finishes by itself (a build): its exit is not reported as unexpected. */
   oneShot?: boolean;
   /**
+   * Started again (after a short pause) when it exits on its own, instead of being reported as
+   * unexpected: a worker killed from the fault lab comes back as a new session, and recovery
+   * decides what its old leases leave behind.
+   */
+  restart?: boolean;
+  /**
    * Children stop in waves, lowest first (default 0): workers must be able to reach the web app
    * and the destination while they hand back their work.
    */
@@ -57,6 +63,7 @@ export interface SupervisorOptions {
 }
 
 const DEFAULT_STOP_GRACE_MS = 10_000;
+const RESTART_DELAY_MS = 1_000;
 
 export class Supervisor {
   private readonly running = new Map<string, { process: ChildProcess; exited: Promise<ChildExit>; stopWave: number }>();
@@ -86,7 +93,12 @@ export class Supervisor {
       child.once("exit", (code, signal) => resolve({ name: spec.name, code, signal }));
     }).then((exit) => {
       this.running.delete(spec.name);
-      if (!this.stopping && !(spec.oneShot && exit.code === 0)) this.options.onUnexpectedExit?.(exit);
+      if (!this.stopping && spec.restart) {
+        log(spec.name, `exited (code ${exit.code}, signal ${exit.signal}): starting it again in ${RESTART_DELAY_MS} ms`);
+        setTimeout(() => {
+          if (!this.stopping) this.start(spec);
+        }, RESTART_DELAY_MS);
+      } else if (!this.stopping && !(spec.oneShot && exit.code === 0)) this.options.onUnexpectedExit?.(exit);
       return exit;
     });
 
