@@ -34,7 +34,8 @@ test("a worker killed with SIGKILL mid-attempt is recovered within lease TTL + s
   ]);
   const stepId = created!.stepIds.get("work")!;
 
-  const victim = worker(db.url, { FENCELINE_TRACE_CHECKPOINTS: "1" });
+  // The victim holds the step at its claim (renewing) until it is killed, however slow the box.
+  const victim = worker(db.url, { FENCELINE_PAUSE_AT: "claimed" });
   await victim.waitForLine(new RegExp(`FENCELINE_CHECKPOINT claimed ${stepId} 1`));
   const rescuer = worker(db.url);
   await rescuer.waitForLine(/FENCELINE_WORKER_READY/);
