@@ -168,8 +168,15 @@ async function existingFor(db: Queryable, duplicates: readonly Planned[]): Promi
   return new Map(rows.map((row) => [row.idempotency_key, row]));
 }
 
-/** Cancels an active workflow. Returns false when it was not active. */
-export async function cancelWorkflow(db: Queryable, workflowId: string, reason: string): Promise<boolean> {
-  const rows = await run(db, sql.cancelWorkflow, [workflowId, reason]);
-  return rows.length === 1;
+/**
+ * Cancels an active workflow and its steps that are not running; running ones see the cancel at
+ * their next fenced write. Returns false when it was not active.
+ */
+export async function cancelWorkflow(pool: Pool, workflowId: string, reason: string): Promise<boolean> {
+  return inTransaction(pool, async (client) => {
+    const cancelled = await run(client, sql.cancelWorkflow, [workflowId, reason]);
+    if (cancelled.length === 0) return false;
+    await run(client, sql.cancelIdleSteps, [workflowId, reason]);
+    return true;
+  });
 }

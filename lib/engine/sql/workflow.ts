@@ -44,24 +44,29 @@ FROM workflow WHERE idempotency_key = ANY($1::text[])`,
 };
 
 /**
- * Cancels workflow $1 ($2 reason). Steps not yet running are cancelled at once; a running step
- * observes the cancellation at its next checkpoint or renewal, both of which require an active
- * workflow, and then goes through recovery like any lost lease.
+ * Cancels workflow $1 ($2 reason) if it is active. Updating the row locks it, so a concurrent
+ * change to one of its steps that also locks the workflow (a review resolution) is ordered
+ * before or after this, never beside it.
  */
 export const cancelWorkflow: NamedSql = {
   name: "fl_cancel_workflow",
   text: `
-WITH cancelled AS (
-  UPDATE workflow
-  SET status = 'cancelled', status_reason = $2, updated_at = now()
-  WHERE id = $1 AND status = 'active'
-  RETURNING id
-),
-idle_steps AS (
-  UPDATE step s
-  SET state = 'cancelled', state_reason = $2, completed_at = now(), updated_at = now()
-  FROM cancelled c
-  WHERE s.workflow_id = c.id AND s.state IN ('blocked', 'ready')
-)
-SELECT id FROM cancelled`,
+UPDATE workflow
+SET status = 'cancelled', status_reason = $2, updated_at = now()
+WHERE id = $1 AND status = 'active'
+RETURNING id`,
+};
+
+/**
+ * Cancels the steps of cancelled workflow $1 that are not running ($2 reason). A separate
+ * statement from the cancel itself, run after it in the same transaction: its snapshot then
+ * includes whatever a step became before the workflow row's lock was granted.
+ */
+export const cancelIdleSteps: NamedSql = {
+  name: "fl_cancel_idle_steps",
+  text: `
+UPDATE step s
+SET state = 'cancelled', state_reason = $2, completed_at = now(), updated_at = now()
+FROM workflow w
+WHERE w.id = $1 AND w.status = 'cancelled' AND s.workflow_id = w.id AND s.state IN ('blocked', 'ready')`,
 };
