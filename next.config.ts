@@ -6,6 +6,8 @@ process.env.NEXT_TELEMETRY_DISABLED ??= "1";
 
 const nextConfig: NextConfig = {
   typedRoutes: true,
+  // forbidden() renders app/forbidden.tsx with a 403 when a signed-in person lacks the role (lib/auth/page.ts).
+  experimental: { authInterrupts: true },
 };
 
 export default nextConfig;

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { defineConfig } from "@playwright/test";
+import { DEMO_PASSWORD } from "./e2e/login";
 
 // Debian's Chromium: Playwright's own browser download cannot reach its CDN from here.
 const CHROMIUM = "/usr/bin/chromium";
@@ -38,7 +39,7 @@ export default defineConfig({
     command: "node --import tsx lib/cli/start.ts",
     url: `${baseURL}/api/health`,
     // Its own database, emptied at every run.
-    env: { PORT: String(port), FENCELINE_DATABASE: process.env.E2E_DATABASE ?? "e2e", FENCELINE_FRESH_DATABASE: "1", DESTINATION_PORT: "0", FENCELINE_DEMO: "0", NEXT_TELEMETRY_DISABLED: "1" },
+    env: { PORT: String(port), FENCELINE_DATABASE: process.env.E2E_DATABASE ?? "e2e", FENCELINE_FRESH_DATABASE: "1", DESTINATION_PORT: "0", FENCELINE_DEMO: "0", FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD, NEXT_TELEMETRY_DISABLED: "1" },
     // Covers a first `next build` on a fresh clone.
     timeout: 240_000,
     reuseExistingServer: false,

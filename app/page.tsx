@@ -27,6 +27,9 @@ export default function HomePage() {
             <a href="/workers">Workers</a> — sessions, heartbeats, and the fault lab
           </li>
           <li>
+            <a href="/login">Staff sign-in</a> — support, engineers and admins
+          </li>
+          <li>
             <a href="/api/openapi.json">API (OpenAPI)</a>
           </li>
         </ul>

@@ -1,5 +1,6 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
+import { signInAs } from "./login";
 
 // axe on every page, in both themes: no serious or critical violation. The pages with an id
 // need a request of their own; it is created through the public API and followed until its
@@ -42,10 +43,14 @@ async function expectAccessible(page: Page, path: string, theme: Theme): Promise
 
 test("every page passes axe in light and dark themes", async ({ page }) => {
   test.setTimeout(180_000);
+  for (const theme of ["light", "dark"] as const) await expectAccessible(page, "/login", theme);
+  await signInAs(page, "engineer");
   const created = await createRequest(page);
   const stepId = await firstStepOf(page, created.id);
-  const paths = ["/", "/requests", `/track/${created.trackingToken}`, "/track/not-a-real-token", "/review", `/steps/${stepId}`, "/metrics", "/workers"];
+  const paths = ["/", "/requests", `/track/${created.trackingToken}`, "/track/not-a-real-token", "/review", `/steps/${stepId}`, "/metrics", "/workers", "/audit"];
   for (const theme of ["light", "dark"] as const) {
     for (const path of paths) await expectAccessible(page, path, theme);
   }
+  await signInAs(page, "admin");
+  for (const theme of ["light", "dark"] as const) await expectAccessible(page, "/admin", theme);
 });

@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { signInAs } from "./login";
 
 /**
  * The engineer's view of a lost lease, end to end against `npm start` (two real worker processes,
@@ -32,6 +33,11 @@ async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: `${SCREENSHOTS}/${name}-dark.png`, fullPage: true });
   await page.emulateMedia({ colorScheme: "light" });
 }
+
+test.beforeEach(async ({ page, request }) => {
+  await signInAs(page, "engineer");
+  await signInAs(request, "engineer");
+});
 
 test("a paused holder loses its term: the step page shows two terms and the stale term's refused write", async ({ page, request }) => {
   test.setTimeout(180_000);

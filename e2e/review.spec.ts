@@ -1,9 +1,16 @@
 import { expect, test } from "@playwright/test";
+import { signInAs } from "./login";
 
 // A delivery through the opaque destination loses its answer, so nobody knows whether it went
 // through: the end user sees "Delivery status needs review" and the case lands in the support
 // queue. A support person confirms it delivered with the destination's reference; a colleague
 // who had the case open is told inline who resolved it; the end user then sees Completed.
+
+test.beforeEach(async ({ page, request }) => {
+  await signInAs(page, "support");
+  // The fault lab is the engineers'.
+  await signInAs(request, "engineer");
+});
 
 test.afterEach(async ({ request }) => {
   await request.put("/api/lab/faults", { data: {} });
@@ -44,6 +51,7 @@ test("support settles a delivery whose answer was lost, and the end user sees Co
 
   // A colleague opens the same case before it is resolved.
   const colleague = await browser.newPage();
+  await signInAs(colleague, "support");
   await colleague.goto(caseUrl);
 
   await page.getByRole("radio", { name: /Confirm delivered/ }).check();

@@ -4,26 +4,33 @@ import type { Route } from "next";
 import Link from "next/link";
 import { usePathname } from "next/navigation";
 
-const sections = [
-  { href: "/requests", label: "Requests" },
-  { href: "/steps", label: "Steps" },
-  { href: "/review", label: "Review queue" },
-  { href: "/metrics", label: "Metrics" },
-  { href: "/workers", label: "Workers" },
-] as const;
+type Section = "technical" | "review" | "audit" | "admin";
 
-export function StaffNav() {
+const sections: readonly { href: string; label: string; needs: Section }[] = [
+  { href: "/requests", label: "Requests", needs: "technical" },
+  { href: "/steps", label: "Steps", needs: "technical" },
+  { href: "/review", label: "Review queue", needs: "review" },
+  { href: "/metrics", label: "Metrics", needs: "technical" },
+  { href: "/workers", label: "Workers", needs: "technical" },
+  { href: "/audit", label: "Audit log", needs: "audit" },
+  { href: "/admin", label: "Admin", needs: "admin" },
+];
+
+/** The sections the signed-in person's roles open (the pages check again for themselves). */
+export function StaffNav({ sections: open }: { sections: Record<Section, boolean> }) {
   const pathname = usePathname();
   return (
     <nav aria-label="Staff">
       <ul>
-        {sections.map((section) => (
-          <li key={section.href}>
-            <Link href={section.href as Route} aria-current={pathname.startsWith(section.href) ? "page" : undefined}>
-              {section.label}
-            </Link>
-          </li>
-        ))}
+        {sections
+          .filter((section) => open[section.needs])
+          .map((section) => (
+            <li key={section.href}>
+              <Link href={section.href as Route} aria-current={pathname.startsWith(section.href) ? "page" : undefined}>
+                {section.label}
+              </Link>
+            </li>
+          ))}
       </ul>
     </nav>
   );

@@ -6,6 +6,7 @@ import { createDocument } from "zod-openapi";
 import { problemSchema } from "./http";
 import { engineerPaths } from "./contract/engineer";
 import { publicPaths } from "./contract/public";
+import { staffPaths } from "./contract/staff";
 import { supportPaths } from "./contract/support";
 import { workerPaths } from "./contract/worker";
 
@@ -19,7 +20,7 @@ export function openApiDocument() {
         "Multi-step requests with durable receipts. Errors are application/problem+json (RFC 9457). " +
         "End users reach a request only through its tracking token.",
     },
-    paths: { ...publicPaths, ...supportPaths, ...engineerPaths, ...workerPaths },
+    paths: { ...publicPaths, ...staffPaths, ...supportPaths, ...engineerPaths, ...workerPaths },
     components: { schemas: { Problem: problemSchema } },
   });
 }

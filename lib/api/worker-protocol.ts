@@ -4,13 +4,14 @@
  * calls (lib/worker/coordinator.ts). The Next route (app/api/worker/[operation]/route.ts) only
  * calls it; a test or a benchmark can mount it on a plain node:http server.
  *
- * Every request carries the worker bearer token (authenticateWorker). Every session it names
- * must have been registered through this protocol; beyond that, the engine's own fencing
- * decides: a lease presented by another session is refused and recorded as a fencing rejection.
+ * Every request carries a worker bearer token (authenticateWorker), which names a worker identity
+ * (lib/auth/worker-tokens.ts). Every session a request names must have been registered through
+ * this protocol with that same token; beyond that, the engine's own fencing decides: a lease
+ * presented by another session is refused and recorded as a fencing rejection.
  * Engine refusals travel as problem+json with their `code` and fields, so the client can raise
  * the same error classes the direct transport raises.
  */
-import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Pool } from "pg";
 import type { z } from "zod";
@@ -32,34 +33,27 @@ import { acquirePermit, holdPermit, isPermit, releasePermit } from "@/lib/engine
 import { commitReceipts } from "@/lib/engine/receipt";
 import { reportFailure } from "@/lib/engine/recovery";
 import { heartbeatSession, stopSession } from "@/lib/engine/session";
-import * as sessionSql from "@/lib/engine/sql/session";
 import type { ClaimedStep, LeaseHandle } from "@/lib/engine/types";
+import { identifyWorker, type WorkerIdentity } from "@/lib/auth/worker-tokens";
 import { directCoordinator, type Coordinator } from "@/lib/worker/coordinator";
 
-export const WORKER_TOKEN_ENV = "FENCELINE_WORKER_TOKEN";
-
-const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
-
 /**
- * The one place that decides whether a request comes from a worker. For now: the shared bearer
- * token of this run (FENCELINE_WORKER_TOKEN), compared in constant time. A later issue replaces
- * this with hashed per-worker tokens bound to a worker identity.
+ * The one place that decides whether a request comes from a worker, and which: the bearer token's
+ * hash must name an unrevoked worker token. A revoked token is refused at once, on every operation.
  */
-export function authenticateWorker(request: Request): void {
-  const expected = process.env[WORKER_TOKEN_ENV];
-  if (!expected) {
-    throw new HttpProblem(503, "Worker protocol disabled", `the worker protocol is off: ${WORKER_TOKEN_ENV} is not set for this process`);
-  }
+export async function authenticateWorker(request: Request, pool: Pool): Promise<WorkerIdentity> {
   const header = request.headers.get("authorization") ?? "";
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  // Digests have equal length whatever was sent, so the comparison time says nothing about the token.
-  if (!match || !timingSafeEqual(digest(match[1]!), digest(expected))) {
-    throw new HttpProblem(401, "Unauthorized", "a valid worker token is required (Authorization: Bearer <token>)", {}, { "www-authenticate": 'Bearer realm="fenceline-worker"' });
+  const match = /^Bearer\s+(\S{1,512})\s*$/i.exec(header);
+  const identity = match ? await identifyWorker(pool, match[1]!) : null;
+  if (!identity) {
+    throw new HttpProblem(401, "Unauthorized", "a valid, unrevoked worker token is required (Authorization: Bearer <token>)", {}, { "www-authenticate": 'Bearer realm="fenceline-worker"' });
   }
+  return identity;
 }
 
 // ---- per-pool state: the LISTEN connection for long polls, and sessions known to be ours -----
 
+/** `sessions` holds "<token id>:<session id>" pairs already checked to belong together. */
 type PoolState = { readonly waiter: Coordinator; readonly sessions: Set<string> };
 const states = new WeakMap<Pool, PoolState>();
 const MAX_CACHED_SESSIONS = 10_000;
@@ -80,13 +74,24 @@ export async function closeWorkerProtocol(pool: Pool): Promise<void> {
   await state?.waiter.close();
 }
 
-/** Refuses (403) a session that was not registered through this protocol. */
-async function requireSession(pool: Pool, sessionId: string): Promise<void> {
+const sessionOfWorker = {
+  name: "worker_protocol_session_of_worker",
+  text: `SELECT 1 FROM worker_session WHERE id = $1 AND transport = 'http' AND worker_token_id = $2::bigint`,
+} as const;
+
+const registerBoundSession = {
+  name: "worker_protocol_register_session",
+  text: `INSERT INTO worker_session (id, host, pid, transport, worker_token_id) VALUES ($1, $2, $3, 'http', $4::bigint)`,
+} as const;
+
+/** Refuses (403) a session that was not registered through this protocol with this worker's token. */
+async function requireSession(pool: Pool, worker: WorkerIdentity, sessionId: string): Promise<void> {
   const { sessions } = stateOf(pool);
-  if (sessions.has(sessionId)) return;
-  const { rows } = await pool.query("SELECT 1 FROM worker_session WHERE id = $1 AND transport = 'http'", [sessionId]);
-  if (rows.length === 0) throw new HttpProblem(403, "Unknown session", `session ${sessionId} was not registered through the worker protocol`);
-  remember(sessions, sessionId);
+  const key = `${worker.tokenId}:${sessionId}`;
+  if (sessions.has(key)) return;
+  const rows = await run(pool, sessionOfWorker, [sessionId, worker.tokenId]);
+  if (rows.length === 0) throw new HttpProblem(403, "Unknown session", `session ${sessionId} was not registered through the worker protocol by ${worker.workerName}`);
+  remember(sessions, key);
 }
 
 function remember(sessions: Set<string>, sessionId: string): void {
@@ -132,7 +137,7 @@ const noContent = () => new Response(null, { status: 204, headers: { "cache-cont
 // ---- the operations ----------------------------------------------------------------------------
 
 type Body<O extends WorkerOperation> = z.output<(typeof workerOperations)[O]["body"]>;
-type Handlers = { [O in WorkerOperation]: (pool: Pool, body: Body<O>) => Promise<Response> };
+type Handlers = { [O in WorkerOperation]: (pool: Pool, body: Body<O>, worker: WorkerIdentity) => Promise<Response> };
 
 type AnswerOf<O extends WorkerOperation> = (typeof workerOperations)[O]["response"] extends infer S extends z.ZodType ? z.input<S> : never;
 
@@ -143,28 +148,28 @@ const respond = <O extends WorkerOperation>(operation: O, data: AnswerOf<O>): Re
 };
 
 const handlers: Handlers = {
-  "register-session": async (pool, body) => {
+  "register-session": async (pool, body, worker) => {
     const sessionId = randomUUID();
-    await run(pool, sessionSql.registerSession, [sessionId, body.host ?? "unknown", body.pid ?? 0, "http"]);
-    remember(stateOf(pool).sessions, sessionId);
+    await run(pool, registerBoundSession, [sessionId, body.host ?? "unknown", body.pid ?? 0, worker.tokenId]);
+    remember(stateOf(pool).sessions, `${worker.tokenId}:${sessionId}`);
     return respond("register-session", { sessionId });
   },
-  heartbeat: async (pool, body) => {
-    await requireSession(pool, body.sessionId);
+  heartbeat: async (pool, body, worker) => {
+    await requireSession(pool, worker, body.sessionId);
     return respond("heartbeat", { alive: await heartbeatSession(pool, body.sessionId) });
   },
-  "stop-session": async (pool, body) => {
-    await requireSession(pool, body.sessionId);
+  "stop-session": async (pool, body, worker) => {
+    await requireSession(pool, worker, body.sessionId);
     await stopSession(pool, body.sessionId, body.reason);
     return noContent();
   },
-  claim: async (pool, body) => {
-    await requireSession(pool, body.sessionId);
+  claim: async (pool, body, worker) => {
+    await requireSession(pool, worker, body.sessionId);
     const steps = await claimSteps(pool, body.sessionId, body.adapters, body.limit);
     return respond("claim", { steps: steps.map(claimedToWire) });
   },
-  renew: async (pool, body) => {
-    await requireSession(pool, body.sessionId);
+  renew: async (pool, body, worker) => {
+    await requireSession(pool, worker, body.sessionId);
     const results = await renewLeases(
       pool,
       body.sessionId,
@@ -176,44 +181,44 @@ const handlers: Handlers = {
       ),
     });
   },
-  "persist-request-identity": async (pool, body) => {
-    await requireSession(pool, body.lease.sessionId);
+  "persist-request-identity": async (pool, body, worker) => {
+    await requireSession(pool, worker, body.lease.sessionId);
     return respond("persist-request-identity", await persistRequestIdentity(pool, leaseOf(body.lease), body.proposed, body.adapterVersion));
   },
-  "begin-invocation": async (pool, body) => {
-    await requireSession(pool, body.lease.sessionId);
+  "begin-invocation": async (pool, body, worker) => {
+    await requireSession(pool, worker, body.lease.sessionId);
     return respond("begin-invocation", await beginInvocation(pool, leaseOf(body.lease)));
   },
-  "observe-response": async (pool, body) => {
-    await requireSession(pool, body.lease.sessionId);
+  "observe-response": async (pool, body, worker) => {
+    await requireSession(pool, worker, body.lease.sessionId);
     return respond("observe-response", await observeResponse(pool, leaseOf(body.lease), body.externalReference, body.result));
   },
-  "observe-effect-absent": async (pool, body) => {
-    await requireSession(pool, body.lease.sessionId);
+  "observe-effect-absent": async (pool, body, worker) => {
+    await requireSession(pool, worker, body.lease.sessionId);
     return respond("observe-effect-absent", await observeEffectAbsent(pool, leaseOf(body.lease), body.answer));
   },
-  "acquire-permit": async (pool, body) => {
-    await requireSession(pool, body.lease.sessionId);
+  "acquire-permit": async (pool, body, worker) => {
+    await requireSession(pool, worker, body.lease.sessionId);
     const outcome = await acquirePermit(pool, leaseOf(body.lease), body.request);
     return respond("acquire-permit", {
       permit: isPermit(outcome) ? { permitId: outcome.permitId, expiresAt: outcome.expiresAt.toISOString() } : null,
       refusal: outcome !== null && !isPermit(outcome) ? { waitMs: outcome.waitMs } : null,
     });
   },
-  "release-permit": async (pool, body) => {
-    await requireSession(pool, body.sessionId);
+  "release-permit": async (pool, body, worker) => {
+    await requireSession(pool, worker, body.sessionId);
     await requirePermitOwner(pool, body.permitId, body.sessionId);
     await releasePermit(pool, body.permitId);
     return noContent();
   },
-  "hold-permit": async (pool, body) => {
-    await requireSession(pool, body.sessionId);
+  "hold-permit": async (pool, body, worker) => {
+    await requireSession(pool, worker, body.sessionId);
     await requirePermitOwner(pool, body.permitId, body.sessionId);
     await holdPermit(pool, body.permitId, body.reason, body.holdMs);
     return noContent();
   },
-  "commit-receipts": async (pool, body) => {
-    await requireSession(pool, body.sessionId);
+  "commit-receipts": async (pool, body, worker) => {
+    await requireSession(pool, worker, body.sessionId);
     const results = await commitReceipts(
       pool,
       body.sessionId,
@@ -226,27 +231,27 @@ const handlers: Handlers = {
       results: results.map((result) => (result.committed ? result : { stepId: result.stepId, committed: false as const, error: authorityLostFields(result.error) })),
     });
   },
-  "report-failure": async (pool, body) => {
-    await requireSession(pool, body.lease.sessionId);
+  "report-failure": async (pool, body, worker) => {
+    await requireSession(pool, worker, body.lease.sessionId);
     await reportFailure(pool, leaseOf(body.lease), body.reason);
     return noContent();
   },
-  release: async (pool, body) => {
-    await requireSession(pool, body.lease.sessionId);
+  release: async (pool, body, worker) => {
+    await requireSession(pool, worker, body.lease.sessionId);
     await releaseLease(pool, leaseOf(body.lease), body.reason, { delayMs: body.delayMs, effectAbsent: body.effectAbsent });
     return noContent();
   },
-  "post-late-observation": async (pool, body) => {
-    await requireSession(pool, body.lease.sessionId);
+  "post-late-observation": async (pool, body, worker) => {
+    await requireSession(pool, worker, body.lease.sessionId);
     await postLateObservation(pool, leaseOf(body.lease), body.observation);
     return noContent();
   },
-  recover: async (pool, body) => {
-    await requireSession(pool, body.sessionId);
+  recover: async (pool, body, worker) => {
+    await requireSession(pool, worker, body.sessionId);
     return respond("recover", { settled: await stateOf(pool).waiter.recover(body.sessionId, body.batchSize) });
   },
-  "wait-for-work": async (pool, body) => {
-    await requireSession(pool, body.sessionId);
+  "wait-for-work": async (pool, body, worker) => {
+    await requireSession(pool, worker, body.sessionId);
     const startedAt = performance.now();
     const timeoutMs = Math.min(body.timeoutMs, MAX_WAIT_MS);
     await stateOf(pool).waiter.waitForWork(timeoutMs);
@@ -272,10 +277,10 @@ export async function handleWorkerProtocol(request: Request, pool: Pool): Promis
     const name = OPERATION_PATH.exec(new URL(request.url).pathname)?.[1];
     if (!name || !Object.hasOwn(workerOperations, name)) throw new HttpProblem(404, "Not found", `no worker operation at ${new URL(request.url).pathname}`);
     if (request.method !== "POST") throw new HttpProblem(405, "Method not allowed", "worker operations are POST", {}, { allow: "POST" });
-    authenticateWorker(request);
+    const worker = await authenticateWorker(request, pool);
     const operation = name as WorkerOperation;
     const body = await readJson(request, workerOperations[operation].body);
-    return await (handlers[operation] as (pool: Pool, body: unknown) => Promise<Response>)(pool, body);
+    return await (handlers[operation] as (pool: Pool, body: unknown, worker: WorkerIdentity) => Promise<Response>)(pool, body, worker);
   } catch (error) {
     return workerProblem(error);
   }

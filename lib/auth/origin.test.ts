@@ -1,9 +1,9 @@
 /**
- * The lab and the revoke refuse a state-changing request sent by another site's page, and
+ * Every mutating staff route refuses a state-changing request sent by another site's page, and
  * accept one from this origin or from a client that is not a browser (no Origin, no Sec-Fetch-Site).
  */
 import { describe, expect, test } from "vitest";
-import { refuseCrossSite } from "./demo";
+import { refuseCrossSite } from "./origin";
 
 const request = (headers: Record<string, string>) => new Request("http://127.0.0.1:3000/api/lab/faults", { method: "PUT", headers });
 

@@ -10,11 +10,15 @@
  * FENCELINE_WORKERS, FENCELINE_DEMO=0 (no demo traffic; its own settings: lib/cli/demo-traffic.ts),
  * FENCELINE_DATABASE (database name; with DATABASE_URL it replaces the URL's),
  * FENCELINE_FRESH_DATABASE=1 (drop and recreate that database first; the e2e suite uses it),
- * FENCELINE_MODE (default `demo`: the workers page doubles as a fault lab), DATABASE_URL,
+ * FENCELINE_MODE (default `demo`: the workers page doubles as a fault lab, and one staff account
+ * per role is seeded and printed; FENCELINE_DEMO_PASSWORD fixes their password), DATABASE_URL,
+ * FENCELINE_AUTH_SECRET (signs session cookies; random per start when unset), FENCELINE_PUBLIC_URL
+ * (the URL staff use; an https one makes the session cookie Secure),
  * EMBEDDED_PG_PORT, FENCELINE_WORKER_TRANSPORT (`direct`, the default: workers use the database
  * themselves; `http`: workers get the web app's URL and the worker token instead of a database
- * URL, and use the HTTP worker protocol), FENCELINE_WORKER_TOKEN (the worker bearer token the web
- * app accepts; a random one per run when unset).
+ * URL, and use the HTTP worker protocol), FENCELINE_WORKER_TOKEN (the HTTP workers' bearer token,
+ * stored hashed as worker identity "npm-start-workers"; a random one per run when unset; admins
+ * create and revoke others at /admin).
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
@@ -22,6 +26,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { resolveDatabaseUrl, type ResolvedDatabase } from "../db/database";
 import { deployMigrations } from "../db/migrate.mjs";
+import { seedDemoAccounts } from "@/lib/auth/demo-accounts";
+import { installWorkerToken } from "@/lib/auth/worker-tokens";
+import { createPool } from "@/lib/db/pool";
 import { integerFromEnv } from "@/lib/env";
 import { log, Supervisor } from "./supervisor";
 
@@ -35,6 +42,9 @@ if (workerTransport !== "direct" && workerTransport !== "http") {
   throw new Error(`FENCELINE_WORKER_TRANSPORT must be "direct" or "http", got "${workerTransport}"`);
 }
 const workerToken = process.env.FENCELINE_WORKER_TOKEN || randomBytes(32).toString("base64url");
+const mode = process.env.FENCELINE_MODE ?? "demo";
+// Signs session cookies; a new one per start unless given, which signs everyone out on restart.
+const authSecret = process.env.FENCELINE_AUTH_SECRET || randomBytes(32).toString("base64url");
 const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
 const workerEntry = path.join(root, "lib", "cli", "worker.ts");
 const destinationEntry = path.join(root, "lib", "adapters", "destination", "main.ts");
@@ -76,6 +86,12 @@ async function main(): Promise<void> {
 
   const childEnv = { DATABASE_URL: database.url, NEXT_TELEMETRY_DISABLED: "1" };
 
+  const setupPool = createPool(database.url, { applicationName: "fenceline-start" });
+  const demoAccounts = mode === "demo" ? await seedDemoAccounts(setupPool, process.env.FENCELINE_DEMO_PASSWORD) : [];
+  // HTTP workers authenticate with a worker token: this run's is stored (hashed) for them.
+  if (workerTransport === "http") await installWorkerToken(setupPool, "npm-start-workers", workerToken, "npm start");
+  await setupPool.end();
+
   if (buildIsStale()) {
     log("start", "building the web app (next build)");
     const build = supervisor.start({ name: "build", command: process.execPath, args: [nextBin, "build"], env: childEnv, cwd: root, oneShot: true });
@@ -103,9 +119,10 @@ async function main(): Promise<void> {
     env: {
       ...childEnv,
       FENCELINE_DESTINATION_URL: destinationUrl,
-      FENCELINE_MODE: process.env.FENCELINE_MODE ?? "demo",
+      FENCELINE_MODE: mode,
+      FENCELINE_AUTH_SECRET: authSecret,
+      FENCELINE_PUBLIC_URL: process.env.FENCELINE_PUBLIC_URL ?? `http://127.0.0.1:${port}`,
       FENCELINE_PROCESS: "fenceline-web",
-      FENCELINE_WORKER_TOKEN: workerToken,
     },
     cwd: root,
   });
@@ -143,6 +160,7 @@ async function main(): Promise<void> {
   await waitForHealth(`${url}/api/health`);
   if (!shuttingDown) {
     log("start", `Fenceline is running at ${url}/ (${supervisor.names().join(", ")})`);
+    for (const account of demoAccounts) log("start", `demo sign-in (${account.roles.join(", ")}): ${account.email} / ${account.password}`);
     log("start", `synthetic destination service at ${destinationUrl} (faults: PUT ${destinationUrl}/admin/faults, audit: GET ${destinationUrl}/admin/audit)`);
   }
 }

@@ -35,7 +35,7 @@ test.beforeEach(async ({ db }) => {
 });
 
 describe("epoch transition", () => {
-  test("opens an epoch above any the database or a destination has seen, installs it and resumes", async ({ db }) => {
+  test("opens an epoch above any the database or a destination has seen, installs it, resumes, and is audited", async ({ db }) => {
     const result = await runEpochTransition(db.pool, {
       reason: "restored from backup",
       requestedBy: "test",
@@ -44,6 +44,8 @@ describe("epoch transition", () => {
     });
     expect(result).toMatchObject({ fromEpoch: 1n, toEpoch: 6n, state: "completed", destinations: { fenced: { installed: true } } });
     expect(await currentEpoch(db.pool)).toBe("6");
+    const { rows: audit } = await db.pool.query(`SELECT actor, before, after FROM audit_log WHERE action = 'epoch.transition' AND subject_id = $1`, [result.transitionId]);
+    expect(audit).toEqual([{ actor: "test", before: { epoch: "1" }, after: expect.objectContaining({ epoch: "6", state: "completed", reason: "restored from backup" }) }]);
     // Claims resume, and new leases carry the new epoch.
     await createSingleStepWorkflows(db.pool, 1, { adapter: "fenced", operation: "o", stepClass: "pure" });
     const [claimed] = await claimSteps(db.pool, await registerSession(db.pool, "direct"), ["fenced"], 1);

@@ -13,7 +13,8 @@
  *      claimed) until a later transition succeeds there.
  */
 import type { Pool } from "pg";
-import { run } from "./db";
+import { appendAudit } from "@/lib/audit/log";
+import { inTransaction, run } from "./db";
 import { revokeLease } from "./recovery";
 import * as sql from "./sql/epoch";
 
@@ -69,14 +70,26 @@ export async function runEpochTransition(pool: Pool, options: TransitionOptions)
     for (const destination of options.destinations) destinations[destination.adapter] = await installAt(destination, toEpoch);
     const blocked = Object.entries(destinations).filter(([, result]) => !result.installed).map(([adapter]) => adapter);
     const installed = Object.entries(destinations).filter(([, result]) => result.installed).map(([adapter]) => adapter);
-    const [finished] = await run<{ state: "completed" | "blocked" }>(pool, sql.finishTransition, [
-      transitionId,
-      JSON.stringify(destinations),
-      blocked,
-      toEpoch.toString(),
-      installed,
-    ]);
-    return { transitionId, fromEpoch: BigInt(begun.from_epoch), toEpoch, revokedLeases, destinations, state: finished!.state };
+    // The audit entry commits with the transition's outcome.
+    const finished = await inTransaction(pool, async (client) => {
+      const [row] = await run<{ state: "completed" | "blocked" }>(client, sql.finishTransition, [
+        transitionId,
+        JSON.stringify(destinations),
+        blocked,
+        toEpoch.toString(),
+        installed,
+      ]);
+      await appendAudit(client, {
+        actor: options.requestedBy,
+        action: "epoch.transition",
+        subjectType: "epoch_transition",
+        subjectId: transitionId,
+        before: { epoch: begun.from_epoch },
+        after: { epoch: toEpoch.toString(), state: row!.state, reason: options.reason, revokedLeases, destinations },
+      });
+      return row!;
+    });
+    return { transitionId, fromEpoch: BigInt(begun.from_epoch), toEpoch, revokedLeases, destinations, state: finished.state };
   } catch (error) {
     await run(pool, sql.abandonTransition, [transitionId, String(error)]).catch(() => undefined);
     throw error;

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect } from "vitest";
 import { listRequestsQuery } from "@/lib/api/contract/engineer";
 import { encodeCursor } from "@/lib/api/cursor";
+import { signedIn } from "@/lib/auth/test-support";
 import { dbTest as test } from "@/lib/db/test-database";
 import { createWorkflows } from "@/lib/engine/workflow";
 import { listRequests } from "./list";
@@ -64,7 +65,8 @@ describe("request list", () => {
   test("a foreign or malformed cursor is a 400 problem through the route", async ({ db }) => {
     process.env.DATABASE_URL = db.url;
     const { GET } = await import("@/app/api/requests/route");
-    const call = (query: string) => GET(new Request(`http://localhost/api/requests?${query}`), { params: Promise.resolve({}) });
+    const engineer = await signedIn(db.pool, ["engineer"]);
+    const call = (query: string) => GET(new Request(`http://localhost/api/requests?${query}`, { headers: engineer.headers }), { params: Promise.resolve({}) });
 
     const ok = await call("limit=1");
     expect(ok.status).toBe(200);

@@ -8,11 +8,12 @@
  *   abandon                stop: the step fails and the request ends with a reason its customer sees
  *
  * Each is one guarded transition (case open, version as seen, step indeterminate), recorded on the
- * case with who, when, what and why. Repeating a resolution that was already applied the same way
+ * case with who, when, what and why, and in the audit log in the same transaction. Repeating a resolution that was already applied the same way
  * changes nothing and answers `replayed`; any other mismatch is a ReviewConflictError.
  */
-import type { Pool } from "pg";
+import type { Pool, PoolClient } from "pg";
 import type { ResolutionBody, ResolutionResult } from "@/lib/api/contract/support";
+import { appendAudit } from "@/lib/audit/log";
 import { inTransaction, run, type Queryable } from "@/lib/engine/db";
 import { FencelineError, NotFoundError } from "@/lib/engine/errors";
 import { completeSteps } from "@/lib/engine/receipt";
@@ -48,35 +49,52 @@ const resultOf = (row: ResolvedRow, replayed: boolean): ResolutionResult => ({
 
 export async function resolveReviewCase(pool: Pool, caseId: string, body: ResolutionBody, actor: string): Promise<ResolutionResult> {
   const applied = await inTransaction(pool, async (client) => {
-    switch (body.resolution) {
-      case "confirm_delivered": {
-        const [row] = await run<ResolvedRow & { attempt_id: string | null }>(client, sql.resolveDelivered, [
-          caseId, body.version, actor, body.note, body.externalReference,
-        ]);
-        if (!row) return null;
-        if (!row.attempt_id) throw new Error(`resolveReviewCase: case ${caseId} has a step without any attempt`);
-        const receipts = await completeSteps(client, [{
-          attemptId: row.attempt_id,
-          verification: "manual_review",
-          stepState: "completed",
-          externalReference: body.externalReference,
-          result: { confirmedBy: actor, reviewCaseId: caseId, note: body.note },
-        }]);
-        if (!receipts.has(row.step_id)) throw new Error(`resolveReviewCase: no receipt was written for step ${row.step_id}`);
-        return row;
-      }
-      case "confirm_not_delivered": {
-        const [row] = await run<ResolvedRow>(client, sql.resolveNotDelivered, [caseId, body.version, actor, body.note]);
-        return row ?? null;
-      }
-      case "abandon": {
-        const [row] = await run<ResolvedRow>(client, sql.resolveAbandon, [caseId, body.version, actor, body.note, body.customerReason]);
-        return row ?? null;
-      }
+    const row = await applyResolution(client, caseId, body, actor);
+    // The audit entry commits with the resolution or not at all.
+    if (row) {
+      await appendAudit(client, {
+        actor,
+        action: "review.resolved",
+        subjectType: "review_case",
+        subjectId: caseId,
+        before: { status: "open", version: body.version },
+        after: { status: "resolved", ...body, version: row.version },
+      });
     }
+    return row;
   });
   if (applied) return resultOf(applied, false);
   return explainRefusal(pool, caseId, body);
+}
+
+/** The guarded transition for one resolution; null when the case was not open at the version seen. */
+async function applyResolution(client: PoolClient, caseId: string, body: ResolutionBody, actor: string): Promise<ResolvedRow | null> {
+  switch (body.resolution) {
+    case "confirm_delivered": {
+      const [row] = await run<ResolvedRow & { attempt_id: string | null }>(client, sql.resolveDelivered, [
+        caseId, body.version, actor, body.note, body.externalReference,
+      ]);
+      if (!row) return null;
+      if (!row.attempt_id) throw new Error(`resolveReviewCase: case ${caseId} has a step without any attempt`);
+      const receipts = await completeSteps(client, [{
+        attemptId: row.attempt_id,
+        verification: "manual_review",
+        stepState: "completed",
+        externalReference: body.externalReference,
+        result: { confirmedBy: actor, reviewCaseId: caseId, note: body.note },
+      }]);
+      if (!receipts.has(row.step_id)) throw new Error(`resolveReviewCase: no receipt was written for step ${row.step_id}`);
+      return row;
+    }
+    case "confirm_not_delivered": {
+      const [row] = await run<ResolvedRow>(client, sql.resolveNotDelivered, [caseId, body.version, actor, body.note]);
+      return row ?? null;
+    }
+    case "abandon": {
+      const [row] = await run<ResolvedRow>(client, sql.resolveAbandon, [caseId, body.version, actor, body.note, body.customerReason]);
+      return row ?? null;
+    }
+  }
 }
 
 type RefusalRow = {

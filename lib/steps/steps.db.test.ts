@@ -5,6 +5,7 @@
  */
 import { describe, expect } from "vitest";
 import { listStepsQuery } from "@/lib/api/contract/engineer";
+import { signedIn } from "@/lib/auth/test-support";
 import { dbTest as test } from "@/lib/db/test-database";
 import { beginInvocation, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
 import { AuthorityLostError, NotFoundError } from "@/lib/engine/errors";
@@ -113,18 +114,22 @@ describe("revoke", () => {
     await expect(observeResponse(db.pool, lease, "ref-1", {})).rejects.toMatchObject({ reason: "revoked" });
   });
 
-  test("through the route: a missing reason is a 400, a cross-site request a 403, nothing to revoke a 409", async ({ db }) => {
+  test("through the route: no session is a 401, support a 403, a missing reason a 400, a cross-site request a 403, nothing to revoke a 409", async ({ db }) => {
     await truncateEngineTables(db.pool);
     const [stepId] = await createSingleStepWorkflows(db.pool, 1, pure);
     process.env.DATABASE_URL = db.url;
     const { POST } = await import("@/app/api/steps/[id]/revoke/route");
-    const call = (body: unknown, headers: Record<string, string> = {}) =>
+    const engineer = await signedIn(db.pool, ["engineer"]);
+    const support = await signedIn(db.pool, ["support"]);
+    const call = (body: unknown, headers: Record<string, string> = engineer.headers) =>
       POST(
         new Request(`http://localhost/api/steps/${stepId}/revoke`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }),
         { params: Promise.resolve({ id: stepId! }) },
       );
+    expect((await call({ reason: "stuck" }, {})).status).toBe(401);
+    expect((await call({ reason: "stuck" }, support.headers)).status).toBe(403);
     expect((await call({})).status).toBe(400);
-    expect((await call({ reason: "stuck" }, { "sec-fetch-site": "cross-site" })).status).toBe(403);
+    expect((await call({ reason: "stuck" }, { ...engineer.headers, "sec-fetch-site": "cross-site" })).status).toBe(403);
     const refused = await call({ reason: "stuck" });
     expect(refused.status).toBe(409);
     expect(await refused.json()).toMatchObject({ title: "No open lease" });

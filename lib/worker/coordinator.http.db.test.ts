@@ -1,7 +1,7 @@
 /**
  * The coordinator conformance suite over the HTTP worker protocol (lib/api/worker-protocol.ts
- * served on a plain node:http server), plus what only HTTP has: the bearer token, sessions that
- * must be registered through the protocol, transport failures that are not lost authority, and
+ * served on a plain node:http server), plus what only HTTP has: worker tokens (hashed, revocable,
+ * one worker identity each), sessions that must be registered through the protocol by that worker, transport failures that are not lost authority, and
  * a real Worker running a workflow end to end over HTTP.
  */
 import { createServer, type Server } from "node:http";
@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import type { Pool } from "pg";
 import { afterAll, describe, expect, onTestFinished, vi } from "vitest";
 import { closeWorkerProtocol, workerProtocolListener } from "@/lib/api/worker-protocol";
+import { createWorkerToken, installWorkerToken, revokeWorkerToken } from "@/lib/auth/worker-tokens";
 import { dbTest as test, type TestDatabase } from "@/lib/db/test-database";
 import { AuthorityLostError } from "@/lib/engine/errors";
 import { registerSession } from "@/lib/engine/session";
@@ -23,13 +24,13 @@ import { httpCoordinator, WorkerTransportError } from "./http-coordinator";
 import { Worker } from "./worker";
 
 const TOKEN = "conformance-token-0123456789";
-process.env.FENCELINE_WORKER_TOKEN = TOKEN;
 
 let served: { pool: Pool; server: Server; baseUrl: string } | null = null;
 
 /** One protocol server per test file, on a free port, over the file's database. */
 async function serve(db: TestDatabase): Promise<string> {
   if (served?.pool === db.pool) return served.baseUrl;
+  await installWorkerToken(db.pool, "conformance", TOKEN, "test setup");
   const server = createServer(workerProtocolListener(db.pool));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
@@ -90,6 +91,51 @@ describe("the HTTP worker protocol", () => {
     expect((await post("no-such-operation", "{}")).status).toBe(404);
     const term = await post("begin-invocation", JSON.stringify({ lease: { stepId: directSession, fencingTerm: "1.5", sessionId: directSession } }));
     expect(term.status).toBe(400);
+  });
+
+  test("a revoked worker token can no longer renew, nor register a session; the revocation is audited", async ({ db }) => {
+    const baseUrl = await serve(db);
+    await createSingleStepWorkflows(db.pool, 1, { adapter: "pure", operation: "noop", stepClass: "pure" });
+    const issued = await createWorkerToken(db.pool, "revocable", "admin@test");
+    const { rows: stored } = await db.pool.query("SELECT token_sha256 FROM worker_token WHERE id = $1", [issued.id]);
+    expect(stored[0].token_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(stored[0].token_sha256).not.toContain(issued.token);
+
+    const coordinator = httpCoordinator({ baseUrl, token: issued.token });
+    onTestFinished(() => coordinator.close());
+    const sessionId = await coordinator.registerSession();
+    const [claimed] = await coordinator.claim(sessionId, ["pure"], 1);
+    const lease = { stepId: claimed!.stepId, fencingTerm: claimed!.fencingTerm, sessionId, checkpointVersion: claimed!.checkpointVersion };
+    expect((await coordinator.renew(sessionId, [lease]))[0]).toMatchObject({ renewed: true });
+
+    await revokeWorkerToken(db.pool, issued.id, "admin@test");
+    const refused = await coordinator.renew(sessionId, [lease]).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(WorkerTransportError);
+    expect(refused).toMatchObject({ status: 401 });
+    await expect(coordinator.registerSession()).rejects.toMatchObject({ status: 401 });
+    const { rows: audit } = await db.pool.query("SELECT action, actor FROM audit_log WHERE subject_id = $1 ORDER BY id", [issued.id]);
+    expect(audit).toEqual([{ action: "worker_token.created", actor: "admin@test" }, { action: "worker_token.revoked", actor: "admin@test" }]);
+  });
+
+  test("a worker presenting another worker's lease is refused: its session is not the worker's (403), and under its own session the write is a recorded fencing rejection", async ({ db }) => {
+    const baseUrl = await serve(db);
+    await createSingleStepWorkflows(db.pool, 1, { adapter: "pure", operation: "noop", stepClass: "pure" });
+    const other = await createWorkerToken(db.pool, "other-worker", "admin@test");
+    const holder = httpCoordinator({ baseUrl, token: other.token });
+    const intruder = httpCoordinator({ baseUrl, token: TOKEN });
+    onTestFinished(() => Promise.all([holder.close(), intruder.close()]).then(() => undefined));
+    const holderSession = await holder.registerSession();
+    const intruderSession = await intruder.registerSession();
+    const [claimed] = await holder.claim(holderSession, ["pure"], 1);
+
+    const asHolder = { stepId: claimed!.stepId, fencingTerm: claimed!.fencingTerm, sessionId: holderSession };
+    await expect(intruder.beginInvocation(asHolder)).rejects.toMatchObject({ status: 403 });
+    await expect(intruder.heartbeat(holderSession)).rejects.toMatchObject({ status: 403 });
+
+    const underOwnSession = { ...asHolder, sessionId: intruderSession };
+    await expect(intruder.beginInvocation(underOwnSession)).rejects.toMatchObject({ reason: "not_owner" });
+    const { rows } = await db.pool.query("SELECT presented_owner, reason::text FROM fencing_rejection WHERE step_id = $1", [claimed!.stepId]);
+    expect(rows).toEqual([{ presented_owner: intruderSession, reason: "not_owner" }]);
   });
 
   test("a transport failure is a plain Error, and during renewal leaves the attempt uncertain, not lost", async ({ db }) => {

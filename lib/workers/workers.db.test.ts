@@ -4,6 +4,7 @@
  */
 import { hostname } from "node:os";
 import { describe, expect } from "vitest";
+import { signedIn } from "@/lib/auth/test-support";
 import { dbTest as test } from "@/lib/db/test-database";
 import { claimSteps } from "@/lib/engine/lease";
 import { registerSession, stopSession } from "@/lib/engine/session";
@@ -47,7 +48,7 @@ describe("workers", () => {
     expect(sent).toEqual([[5151, "SIGSTOP"], [5151, "SIGCONT"]]);
   });
 
-  test("outside demo mode the lab routes answer 404, and the workers route says the lab is off", async ({ db }) => {
+  test("outside demo mode the lab routes answer 404, and the workers route (engineers only) says the lab is off", async ({ db }) => {
     process.env.DATABASE_URL = db.url;
     delete process.env.FENCELINE_MODE;
     const faults = await import("@/app/api/lab/faults/route");
@@ -62,7 +63,9 @@ describe("workers", () => {
     });
     expect(kill.status).toBe(404);
     expect(await kill.json()).toMatchObject({ detail: expect.stringContaining("demo mode") });
-    const listed = await workers.GET(new Request("http://localhost/api/workers"), none);
+    expect((await workers.GET(new Request("http://localhost/api/workers"), none)).status).toBe(401);
+    const engineer = await signedIn(db.pool, ["engineer"]);
+    const listed = await workers.GET(new Request("http://localhost/api/workers", { headers: engineer.headers }), none);
     expect(await listed.json()).toMatchObject({ lab: false });
     await (await import("@/lib/db/pool")).pool().end();
   });

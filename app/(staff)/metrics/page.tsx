@@ -5,11 +5,13 @@ import { readMetrics, resolveRange } from "@/lib/metrics/series";
 import { flatParams, type SearchParams } from "@/components/engineer/search-params";
 import { MetricsView } from "@/components/metrics/metrics-view";
 import { rangeQuery, selectionFrom } from "@/components/metrics/range";
+import { authorizePage } from "@/lib/auth/page";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Metrics", robots: { index: false, follow: false } };
 
 export default async function MetricsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  await authorizePage("technical:read", "/metrics");
   const selection = selectionFrom(flatParams(await searchParams));
   const parsed = metricsQuery.safeParse(Object.fromEntries(new URLSearchParams(rangeQuery(selection))));
   let initial = null;

@@ -4,12 +4,14 @@ import { pool } from "@/lib/db/pool";
 import { listRequests } from "@/lib/requests/list";
 import { RequestsView } from "@/components/engineer/requests-view";
 import { flatParams, queryString, type SearchParams } from "@/components/engineer/search-params";
+import { authorizePage } from "@/lib/auth/page";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Requests", robots: { index: false, follow: false } };
 
 /** First paint from the database; the client view then polls /api/requests with the same filters. */
 export default async function RequestsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  await authorizePage("technical:read", "/requests");
   const values = flatParams(await searchParams);
   const parsed = listRequestsQuery.safeParse(values);
   const initial = parsed.success ? await listRequests(pool(), parsed.data) : null;

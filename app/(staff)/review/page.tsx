@@ -7,6 +7,7 @@ import { ReviewQueue } from "@/components/review/review-queue";
 import { reviewQueueQuery } from "@/lib/api/contract/support";
 import { pool } from "@/lib/db/pool";
 import { listReviewCases } from "@/lib/review/queue";
+import { authorizePage } from "@/lib/auth/page";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Review queue" };
@@ -14,6 +15,7 @@ export const metadata: Metadata = { title: "Review queue" };
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
 export default async function ReviewQueuePage({ searchParams }: { searchParams: SearchParams }) {
+  await authorizePage("review:read", "/review");
   const raw = Object.fromEntries(Object.entries(await searchParams).filter(([, value]) => typeof value === "string" && value !== ""));
   const parsed = reviewQueueQuery.safeParse(raw);
   const filters = { status: raw.status === "resolved" ? "resolved" : "open", adapter: (raw.adapter as string) ?? "", q: (raw.q as string) ?? "" } as const;

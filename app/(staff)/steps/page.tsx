@@ -4,11 +4,13 @@ import { pool } from "@/lib/db/pool";
 import { listSteps } from "@/lib/steps/list";
 import { StepsView } from "@/components/engineer/steps-view";
 import { flatParams, queryString, type SearchParams } from "@/components/engineer/search-params";
+import { authorizePage } from "@/lib/auth/page";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Steps", robots: { index: false, follow: false } };
 
 export default async function StepsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  await authorizePage("technical:read", "/steps");
   const values = flatParams(await searchParams);
   const parsed = listStepsQuery.safeParse(values);
   const initial = parsed.success ? await listSteps(pool(), parsed.data) : null;

@@ -3,11 +3,13 @@ import { pool } from "@/lib/db/pool";
 import { demoMode } from "@/lib/demo/mode";
 import { listWorkers } from "@/lib/workers/list";
 import { WorkersView } from "@/components/engineer/workers-view";
+import { authorizePage } from "@/lib/auth/page";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Workers", robots: { index: false, follow: false } };
 
 export default async function WorkersPage() {
+  await authorizePage("technical:read", "/workers");
   const workers = await listWorkers(pool(), { lab: demoMode() !== null });
   return (
     <div className="stack">

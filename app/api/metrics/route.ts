@@ -1,9 +1,13 @@
 /** GET /api/metrics?from&to&bucket — lease churn and outcome uncertainty as time series. */
 import { metricsQuery, metricsSchema } from "@/lib/api/contract/engineer";
 import { handle, json, readQuery } from "@/lib/api/http";
+import { authorize } from "@/lib/auth/authorize";
 import { pool } from "@/lib/db/pool";
 import { readMetrics, resolveRange } from "@/lib/metrics/series";
 
 export const dynamic = "force-dynamic";
 
-export const GET = handle(async (request) => json(metricsSchema, await readMetrics(pool(), resolveRange(readQuery(request, metricsQuery)))));
+export const GET = handle(async (request) => {
+  await authorize(request, "technical:read");
+  return json(metricsSchema, await readMetrics(pool(), resolveRange(readQuery(request, metricsQuery))));
+});

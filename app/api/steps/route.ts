@@ -1,9 +1,13 @@
 /** GET /api/steps — steps, most recently changed first, filtered, keyset-paginated (engineers). */
 import { listStepsQuery, stepPageSchema } from "@/lib/api/contract/engineer";
 import { handle, json, readQuery } from "@/lib/api/http";
+import { authorize } from "@/lib/auth/authorize";
 import { pool } from "@/lib/db/pool";
 import { listSteps } from "@/lib/steps/list";
 
 export const dynamic = "force-dynamic";
 
-export const GET = handle(async (request) => json(stepPageSchema, await listSteps(pool(), readQuery(request, listStepsQuery))));
+export const GET = handle(async (request) => {
+  await authorize(request, "technical:read");
+  return json(stepPageSchema, await listSteps(pool(), readQuery(request, listStepsQuery)));
+});

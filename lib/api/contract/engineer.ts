@@ -8,7 +8,7 @@ import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { faultSettingsSchema } from "@/lib/adapters/destination/faults";
 import { cursorField, limitField, pageSchema } from "../cursor";
 import { LAB_ACTIONS, LEASE_EVENT_KINDS, RECOVERY_CATEGORIES, STEP_STATES, WORKFLOW_STATUSES } from "@/lib/steps/vocabulary";
-import { problemResponse } from "./common";
+import { problemResponse, staffResponses } from "./common";
 import { publicPaths } from "./public";
 
 const timestamp = z.iso.datetime({ offset: true });
@@ -453,7 +453,7 @@ export const engineerPaths: ZodOpenApiPathsObject = {
       description: "Keyset pagination on (created_at, id) descending; pass nextCursor back as cursor.",
       tags: ["engineer"],
       requestParams: { query: listRequestsQuery },
-      responses: { "200": ok("A page of requests", requestPageSchema), "400": problemResponse("Invalid filter or cursor") },
+      responses: { ...staffResponses, "200": ok("A page of requests", requestPageSchema), "400": problemResponse("Invalid filter or cursor") },
     },
   },
   "/api/steps": {
@@ -463,7 +463,7 @@ export const engineerPaths: ZodOpenApiPathsObject = {
       description: "Keyset pagination on (updated_at, id) descending.",
       tags: ["engineer"],
       requestParams: { query: listStepsQuery },
-      responses: { "200": ok("A page of steps", stepPageSchema), "400": problemResponse("Invalid filter or cursor") },
+      responses: { ...staffResponses, "200": ok("A page of steps", stepPageSchema), "400": problemResponse("Invalid filter or cursor") },
     },
   },
   "/api/steps/{id}": {
@@ -473,7 +473,7 @@ export const engineerPaths: ZodOpenApiPathsObject = {
       description: "Lease terms with their events in order, attempts, receipts, late observations, recovery decisions, fencing rejections, permits and review cases.",
       tags: ["engineer"],
       requestParams: { path: stepIdParams },
-      responses: { "200": ok("The step", stepDetailSchema), "404": problemResponse("No such step") },
+      responses: { ...staffResponses, "200": ok("The step", stepDetailSchema), "404": problemResponse("No such step") },
     },
   },
   "/api/steps/{id}/revoke": {
@@ -485,7 +485,7 @@ export const engineerPaths: ZodOpenApiPathsObject = {
       tags: ["engineer"],
       requestParams: { path: stepIdParams },
       requestBody: jsonBody(revokeBody),
-      responses: {
+      responses: { ...staffResponses,
         "200": ok("Revoked; the recovery decision", revokeResultSchema),
         "400": problemResponse("Invalid body"),
         "403": problemResponse("Cross-site request refused"),
@@ -500,7 +500,7 @@ export const engineerPaths: ZodOpenApiPathsObject = {
       summary: "Lease churn and outcome uncertainty, as time series",
       tags: ["engineer"],
       requestParams: { query: metricsQuery },
-      responses: { "200": ok("Both families", metricsSchema), "400": problemResponse("Invalid or unbounded range") },
+      responses: { ...staffResponses, "200": ok("Both families", metricsSchema), "400": problemResponse("Invalid or unbounded range") },
     },
   },
   "/api/metrics/prometheus": {
@@ -508,7 +508,7 @@ export const engineerPaths: ZodOpenApiPathsObject = {
       operationId: "getPrometheusMetrics",
       summary: "Both families in Prometheus text exposition format 0.0.4",
       tags: ["engineer"],
-      responses: { "200": { description: "Exposition text", content: { "text/plain; version=0.0.4": { schema: z.string() } } } },
+      responses: { ...staffResponses, "200": { description: "Exposition text", content: { "text/plain; version=0.0.4": { schema: z.string() } } } },
     },
   },
   "/api/workers": {
@@ -516,7 +516,7 @@ export const engineerPaths: ZodOpenApiPathsObject = {
       operationId: "listWorkers",
       summary: "Worker sessions, heartbeats and the leases they hold now",
       tags: ["engineer"],
-      responses: { "200": ok("Sessions, live first", workersSchema) },
+      responses: { ...staffResponses, "200": ok("Sessions, live first", workersSchema) },
     },
   },
   "/api/lab/faults": {
@@ -524,14 +524,14 @@ export const engineerPaths: ZodOpenApiPathsObject = {
       operationId: "getLabFaults",
       summary: "The synthetic destination's faults (demo mode only)",
       tags: ["lab"],
-      responses: { "200": ok("Current settings", labFaultsSchema), "404": notDemo, "502": problemResponse("The destination did not answer") },
+      responses: { ...staffResponses, "200": ok("Current settings", labFaultsSchema), "404": notDemo, "502": problemResponse("The destination did not answer") },
     },
     put: {
       operationId: "putLabFaults",
       summary: "Replace the synthetic destination's faults (demo mode only)",
       tags: ["lab"],
       requestBody: jsonBody(faultSettingsSchema),
-      responses: {
+      responses: { ...staffResponses,
         "200": ok("The settings now in force", labFaultsSchema),
         "400": problemResponse("Invalid settings"),
         "403": problemResponse("Cross-site request refused"),
@@ -547,7 +547,7 @@ export const engineerPaths: ZodOpenApiPathsObject = {
       description: "Only a live session (not stopped) whose host is this machine and whose process is a Fenceline worker.",
       tags: ["lab"],
       requestParams: { path: labWorkerParams },
-      responses: {
+      responses: { ...staffResponses,
         "200": ok("Signal sent", labSignalResultSchema),
         "403": problemResponse("Cross-site request refused"),
         "404": problemResponse("Not in demo mode, or no such session"),

@@ -106,6 +106,7 @@ export const publicPaths: ZodOpenApiPathsObject = {
         "400": problemResponse("Invalid body or Idempotency-Key"),
         "413": problemResponse("Body too large"),
         "415": problemResponse("Body is not JSON"),
+        "429": problemResponse("Too many requests from this client: see Retry-After"),
         "422": problemResponse("Idempotency-Key reused with a different input"),
       },
     },

@@ -6,8 +6,7 @@
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { cursorField, limitField, pageSchema } from "../cursor";
-import { HttpProblem } from "../http";
-import { problemResponse } from "./common";
+import { problemResponse, staffResponses } from "./common";
 import { trackingViewSchema } from "./public";
 
 const timestamp = z.iso.datetime({ offset: true });
@@ -170,15 +169,6 @@ export const resolutionResultSchema = z
   .meta({ id: "ResolutionResult" });
 export type ResolutionResult = z.input<typeof resolutionResultSchema>;
 
-/** The acting person: for now the x-fenceline-actor header, or "support". Real authentication comes later. */
-export function actorHeader(value: string | null): string {
-  if (value === null) return "support";
-  if (!/^[\x21-\x7e][\x20-\x7e]{0,99}$/.test(value)) {
-    throw new HttpProblem(400, "Invalid request", "header x-fenceline-actor: must be 1–100 printable ASCII characters");
-  }
-  return value.trim();
-}
-
 const ok = (description: string, schema: z.ZodType) => ({ description, content: { "application/json": { schema } } });
 
 export const supportPaths: ZodOpenApiPathsObject = {
@@ -189,7 +179,7 @@ export const supportPaths: ZodOpenApiPathsObject = {
       description: "Cases ordered by (opened_at, id) ascending; pass nextCursor back as cursor.",
       tags: ["support"],
       requestParams: { query: reviewQueueQuery },
-      responses: { "200": ok("A page of review cases", reviewPageSchema), "400": problemResponse("Invalid filter or cursor") },
+      responses: { ...staffResponses, "200": ok("A page of review cases", reviewPageSchema), "400": problemResponse("Invalid filter or cursor") },
     },
   },
   "/api/review/{caseId}": {
@@ -198,7 +188,7 @@ export const supportPaths: ZodOpenApiPathsObject = {
       summary: "One review case with its evidence",
       tags: ["support"],
       requestParams: { path: reviewCaseParams },
-      responses: { "200": ok("The case, its evidence and what the customer sees", reviewCaseDetailSchema), "404": problemResponse("No such case") },
+      responses: { ...staffResponses, "200": ok("The case, its evidence and what the customer sees", reviewCaseDetailSchema), "404": problemResponse("No such case") },
     },
   },
   "/api/review/{caseId}/resolution": {
@@ -212,10 +202,9 @@ export const supportPaths: ZodOpenApiPathsObject = {
       tags: ["support"],
       requestParams: {
         path: reviewCaseParams,
-        header: z.object({ "x-fenceline-actor": z.string().optional().meta({ description: "Who resolves (until real authentication lands)" }) }),
       },
       requestBody: { content: { "application/json": { schema: resolutionBodyDocument } } },
-      responses: {
+      responses: { ...staffResponses,
         "200": ok("Resolved (or already resolved the same way)", resolutionResultSchema),
         "400": problemResponse("Invalid body"),
         "404": problemResponse("No such case"),

@@ -5,6 +5,7 @@ import { pool } from "@/lib/db/pool";
 import { NotFoundError } from "@/lib/engine/errors";
 import { readStepDetail } from "@/lib/steps/detail";
 import { StepDetailView } from "@/components/engineer/step-detail";
+import { authorizePage } from "@/lib/auth/page";
 
 export const dynamic = "force-dynamic";
 
@@ -14,6 +15,7 @@ export async function generateMetadata({ params }: { params: Promise<{ id: strin
 }
 
 export default async function StepPage({ params }: { params: Promise<{ id: string }> }) {
+  await authorizePage("technical:read", `/steps/${(await params).id}`);
   const parsed = stepIdParams.safeParse(await params);
   if (!parsed.success) notFound();
   try {

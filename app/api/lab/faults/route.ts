@@ -2,16 +2,21 @@
 import { faultSettingsSchema } from "@/lib/adapters/destination/faults";
 import { labFaultsSchema } from "@/lib/api/contract/engineer";
 import { handle, json, readJson } from "@/lib/api/http";
-import { refuseCrossSite, requireDemo } from "@/lib/lab/demo";
+import { authorize } from "@/lib/auth/authorize";
+import { requireDemo } from "@/lib/lab/demo";
 import { readFaults, replaceFaults } from "@/lib/lab/faults";
 
 export const dynamic = "force-dynamic";
 
-export const GET = handle(async () => json(labFaultsSchema, await readFaults(requireDemo().destinationUrl)));
+export const GET = handle(async (request) => {
+  const { destinationUrl } = requireDemo();
+  await authorize(request, "lab:operate");
+  return json(labFaultsSchema, await readFaults(destinationUrl));
+});
 
 export const PUT = handle(async (request) => {
   const { destinationUrl } = requireDemo();
-  refuseCrossSite(request);
+  await authorize(request, "lab:operate");
   const settings = await readJson(request, faultSettingsSchema);
   return json(labFaultsSchema, await replaceFaults(destinationUrl, settings));
 });

@@ -1,15 +1,16 @@
 /** POST /api/lab/workers/{sessionId}/{pause|resume|kill} — signal a worker process on this machine (demo mode only). */
 import { labSignalResultSchema, labWorkerParams } from "@/lib/api/contract/engineer";
 import { handle, json, readParams } from "@/lib/api/http";
+import { authorize } from "@/lib/auth/authorize";
 import { pool } from "@/lib/db/pool";
-import { refuseCrossSite, requireDemo } from "@/lib/lab/demo";
+import { requireDemo } from "@/lib/lab/demo";
 import { signalWorker } from "@/lib/lab/signal";
 
 export const dynamic = "force-dynamic";
 
 export const POST = handle<{ sessionId: string; action: string }>(async (request, { params }) => {
   requireDemo();
-  refuseCrossSite(request);
+  await authorize(request, "lab:operate");
   const { sessionId, action } = await readParams(params, labWorkerParams);
   return json(labSignalResultSchema, await signalWorker(pool(), sessionId, action));
 });

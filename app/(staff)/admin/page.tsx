@@ -1,0 +1,16 @@
+/** /admin — staff accounts and their roles, and worker tokens (admins). */
+import type { Metadata } from "next";
+import { AdminConsole } from "@/components/admin/admin-console";
+import { listAccounts } from "@/lib/auth/accounts";
+import { authorizePage } from "@/lib/auth/page";
+import { listWorkerTokens } from "@/lib/auth/worker-tokens";
+import { pool } from "@/lib/db/pool";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Admin" };
+
+export default async function AdminPage() {
+  await authorizePage("accounts:manage", "/admin");
+  const [accounts, tokens] = await Promise.all([listAccounts(pool()), listWorkerTokens(pool())]);
+  return <AdminConsole accounts={accounts} tokens={tokens} />;
+}

@@ -1,0 +1,147 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useState, type FormEvent } from "react";
+import type { Account } from "@/lib/auth/accounts";
+import { STAFF_ROLES } from "@/lib/auth/roles";
+import type { WorkerTokenRecord } from "@/lib/auth/worker-tokens";
+
+/** Sends one admin call; answers the problem's detail when it is refused. */
+async function call(method: string, url: string, body?: unknown): Promise<{ ok: true; data: unknown } | { ok: false; detail: string }> {
+  const response = await fetch(url, { method, headers: body === undefined ? {} : { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) }).catch(() => null);
+  if (!response) return { ok: false, detail: "the server did not answer" };
+  const data = response.status === 204 ? null : await response.json().catch(() => null);
+  return response.ok ? { ok: true, data } : { ok: false, detail: (data as { detail?: string } | null)?.detail ?? `HTTP ${response.status}` };
+}
+
+export function AdminConsole({ accounts, tokens }: { accounts: Account[]; tokens: WorkerTokenRecord[] }) {
+  const router = useRouter();
+  const [message, setMessage] = useState<string | null>(null);
+  const [shownToken, setShownToken] = useState<string | null>(null);
+
+  const after = (result: Awaited<ReturnType<typeof call>>, done: string) => {
+    setMessage(result.ok ? done : `Refused: ${result.detail}`);
+    if (result.ok) router.refresh();
+  };
+
+  async function createAccount(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const roles = STAFF_ROLES.filter((role) => form.get(`role-${role}`) === "on");
+    after(await call("POST", "/api/admin/accounts", { email: form.get("email"), name: form.get("name"), password: form.get("password"), roles }), "Account created.");
+  }
+
+  async function toggleRole(account: Account, role: (typeof STAFF_ROLES)[number]) {
+    const roles = account.roles.includes(role) ? account.roles.filter((held) => held !== role) : [...account.roles, role];
+    after(await call("PUT", `/api/admin/accounts/${account.id}/roles`, { roles }), `Roles of ${account.email}: ${roles.join(", ") || "none"}.`);
+  }
+
+  async function createToken(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const result = await call("POST", "/api/admin/worker-tokens", { workerName: new FormData(event.currentTarget).get("workerName") });
+    setShownToken(result.ok ? (result.data as { token: string }).token : null);
+    after(result, "Worker token created: copy it now, it is not shown again.");
+  }
+
+  return (
+    <div className="stack">
+      <h1>Admin</h1>
+      {message && <p role="status">{message}</p>}
+
+      <h2>Staff accounts</h2>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Email</th>
+            <th scope="col">Name</th>
+            {STAFF_ROLES.map((role) => (
+              <th scope="col" key={role}>
+                {role}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {accounts.map((account) => (
+            <tr key={account.id}>
+              <td>{account.email}</td>
+              <td>{account.name}</td>
+              {STAFF_ROLES.map((role) => (
+                <td key={role}>
+                  <input type="checkbox" aria-label={`${role} role for ${account.email}`} checked={account.roles.includes(role)} onChange={() => void toggleRole(account, role)} />
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form className="card stack" onSubmit={createAccount}>
+        <h3>New account</h3>
+        <label className="stack">
+          <span>Email</span>
+          <input name="email" type="email" required />
+        </label>
+        <label className="stack">
+          <span>Name</span>
+          <input name="name" required />
+        </label>
+        <label className="stack">
+          <span>Password (12 characters or more)</span>
+          <input name="password" type="password" autoComplete="new-password" minLength={12} required />
+        </label>
+        <fieldset className="row">
+          <legend>Roles</legend>
+          {STAFF_ROLES.map((role) => (
+            <label key={role}>
+              <input type="checkbox" name={`role-${role}`} /> {role}
+            </label>
+          ))}
+        </fieldset>
+        <button type="submit">Create account</button>
+      </form>
+
+      <h2>Worker tokens</h2>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Worker</th>
+            <th scope="col">Created</th>
+            <th scope="col">State</th>
+            <th scope="col">Action</th>
+          </tr>
+        </thead>
+        <tbody>
+          {tokens.map((token) => (
+            <tr key={token.id}>
+              <td>{token.workerName}</td>
+              <td>
+                {token.createdAt} by {token.createdBy}
+              </td>
+              <td>{token.revokedAt ? `revoked ${token.revokedAt} by ${token.revokedBy}` : "active"}</td>
+              <td>
+                {!token.revokedAt && (
+                  <button type="button" onClick={async () => after(await call("POST", `/api/admin/worker-tokens/${token.id}/revoke`), `Token of ${token.workerName} revoked.`)}>
+                    Revoke {token.workerName}
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form className="card stack" onSubmit={createToken}>
+        <h3>New worker token</h3>
+        <label className="stack">
+          <span>Worker name</span>
+          <input name="workerName" pattern="[a-z0-9][a-z0-9._\-]{0,62}" required />
+        </label>
+        <button type="submit">Create token</button>
+        {shownToken && (
+          <p>
+            Token (shown once): <code data-testid="new-worker-token">{shownToken}</code>
+          </p>
+        )}
+      </form>
+    </div>
+  );
+}

@@ -1,0 +1,63 @@
+/**
+ * The audit log: every resolution, account change, worker-token change and epoch transition,
+ * with who, what, when (database clock) and the state before and after. Each entry is written
+ * with the change it records, on the same client inside its transaction, so neither exists
+ * without the other. The table refuses UPDATE, DELETE and TRUNCATE (migration `*_audit`).
+ */
+import type { Queryable } from "@/lib/engine/db";
+import { run } from "@/lib/engine/db";
+
+export type AuditAction =
+  | "review.resolved"
+  | "account.created"
+  | "account.password_reset"
+  | "account.roles_changed"
+  | "worker_token.created"
+  | "worker_token.revoked"
+  | "epoch.transition";
+
+export type AuditEntry = {
+  readonly actor: string;
+  readonly action: AuditAction;
+  readonly subjectType: string;
+  readonly subjectId: string;
+  readonly before: unknown;
+  readonly after: unknown;
+};
+
+const appendEntry = {
+  name: "audit_append",
+  text: `INSERT INTO audit_log (actor, action, subject_type, subject_id, before, after)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)
+         RETURNING id`,
+} as const;
+
+export async function appendAudit(db: Queryable, entry: AuditEntry): Promise<void> {
+  await run(db, appendEntry, [entry.actor, entry.action, entry.subjectType, entry.subjectId, JSON.stringify(entry.before ?? null), JSON.stringify(entry.after ?? null)]);
+}
+
+type AuditRow = { id: string; at: Date; actor: string; action: string; subject_type: string; subject_id: string; before: unknown; after: unknown };
+
+export type AuditPage = {
+  items: { id: string; at: string; actor: string; action: string; subjectType: string; subjectId: string; before: unknown; after: unknown }[];
+  nextCursor: string | null;
+};
+
+/** Newest first, keyset on id (ids only grow). */
+const listEntries = {
+  name: "audit_list",
+  text: `SELECT id::text, at, actor, action, subject_type, subject_id, before, after
+         FROM audit_log
+         WHERE ($1::bigint IS NULL OR id < $1::bigint)
+         ORDER BY id DESC
+         LIMIT $2`,
+} as const;
+
+export async function readAuditPage(db: Queryable, before: string | null, limit: number): Promise<AuditPage> {
+  const rows = await run<AuditRow>(db, listEntries, [before, limit + 1]);
+  const page = rows.slice(0, limit);
+  return {
+    items: page.map((row) => ({ id: row.id, at: row.at.toISOString(), actor: row.actor, action: row.action, subjectType: row.subject_type, subjectId: row.subject_id, before: row.before, after: row.after })),
+    nextCursor: rows.length > limit ? page.at(-1)!.id : null,
+  };
+}

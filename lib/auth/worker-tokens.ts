@@ -1,0 +1,91 @@
+/**
+ * Worker tokens: the bearer credentials of the HTTP worker protocol. Each names one worker
+ * identity; the token itself (256 random bits) is shown once and stored only as its SHA-256, so
+ * a database dump yields no usable token. Revoking is immediate: every request is checked
+ * against the table, and sessions stay bound to the token that registered them. Creation and
+ * revocation are audited in the same transaction.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { Pool } from "pg";
+import { appendAudit } from "@/lib/audit/log";
+import { inTransaction, run, type Queryable } from "@/lib/engine/db";
+import { NotFoundError } from "@/lib/engine/errors";
+
+export type WorkerIdentity = { readonly tokenId: string; readonly workerName: string };
+export type WorkerTokenRecord = { id: string; workerName: string; createdAt: string; createdBy: string; revokedAt: string | null; revokedBy: string | null };
+
+type TokenRow = { id: string; worker_name: string; created_at: Date; created_by: string; revoked_at: Date | null; revoked_by: string | null };
+
+const sha256 = (token: string) => createHash("sha256").update(token, "utf8").digest("hex");
+
+const recordOf = (row: TokenRow): WorkerTokenRecord => ({
+  id: row.id,
+  workerName: row.worker_name,
+  createdAt: row.created_at.toISOString(),
+  createdBy: row.created_by,
+  revokedAt: row.revoked_at?.toISOString() ?? null,
+  revokedBy: row.revoked_by,
+});
+
+const COLUMNS = `id::text, worker_name, created_at, created_by, revoked_at, revoked_by`;
+
+const sql = {
+  install: {
+    name: "worker_token_install",
+    text: `INSERT INTO worker_token (worker_name, token_sha256, created_by) VALUES ($1, $2, $3)
+           ON CONFLICT (token_sha256) DO NOTHING
+           RETURNING ${COLUMNS}`,
+  },
+  // Only an unrevoked token authenticates; the hash is an index lookup, not a comparison in code.
+  identify: {
+    name: "worker_token_identify",
+    text: `SELECT id::text AS token_id, worker_name FROM worker_token WHERE token_sha256 = $1 AND revoked_at IS NULL`,
+  },
+  revoke: {
+    name: "worker_token_revoke",
+    text: `UPDATE worker_token SET revoked_at = now(), revoked_by = $2 WHERE id = $1::bigint AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+  },
+  byId: { name: "worker_token_by_id", text: `SELECT ${COLUMNS} FROM worker_token WHERE id = $1::bigint` },
+  list: { name: "worker_token_list", text: `SELECT ${COLUMNS} FROM worker_token ORDER BY id DESC LIMIT 500` },
+} as const;
+
+/** Stores `token` (its hash) for `workerName`; a token already stored is left as it is. */
+export async function installWorkerToken(db: Pool, workerName: string, token: string, actor: string): Promise<WorkerTokenRecord | null> {
+  return inTransaction(db, async (client) => {
+    const [row] = await run<TokenRow>(client, sql.install, [workerName, sha256(token), actor]);
+    if (!row) return null;
+    const record = recordOf(row);
+    await appendAudit(client, { actor, action: "worker_token.created", subjectType: "worker_token", subjectId: record.id, before: null, after: { workerName } });
+    return record;
+  });
+}
+
+export async function createWorkerToken(db: Pool, workerName: string, actor: string): Promise<WorkerTokenRecord & { token: string }> {
+  const token = randomBytes(32).toString("base64url");
+  const record = await installWorkerToken(db, workerName, token, actor);
+  if (!record) throw new Error("createWorkerToken: a fresh 256-bit token collided with a stored one");
+  return { ...record, token };
+}
+
+/** Revokes a token; revoking one already revoked answers it unchanged (no second audit entry). */
+export async function revokeWorkerToken(db: Pool, id: string, actor: string): Promise<WorkerTokenRecord> {
+  return inTransaction(db, async (client) => {
+    const [row] = await run<TokenRow>(client, sql.revoke, [id, actor]);
+    if (!row) {
+      const [existing] = await run<TokenRow>(client, sql.byId, [id]);
+      if (!existing) throw new NotFoundError("worker token", id);
+      return recordOf(existing);
+    }
+    await appendAudit(client, { actor, action: "worker_token.revoked", subjectType: "worker_token", subjectId: id, before: { revokedAt: null }, after: { revokedAt: row.revoked_at?.toISOString(), workerName: row.worker_name } });
+    return recordOf(row);
+  });
+}
+
+export async function identifyWorker(db: Queryable, token: string): Promise<WorkerIdentity | null> {
+  const [row] = await run<{ token_id: string; worker_name: string }>(db, sql.identify, [sha256(token)]);
+  return row ? { tokenId: row.token_id, workerName: row.worker_name } : null;
+}
+
+export async function listWorkerTokens(db: Queryable): Promise<WorkerTokenRecord[]> {
+  return (await run<TokenRow>(db, sql.list, [])).map(recordOf);
+}
