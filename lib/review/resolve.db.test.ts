@@ -7,6 +7,7 @@ import { describe, expect } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
 import { claimSteps } from "@/lib/engine/lease";
 import { registerSession } from "@/lib/engine/session";
+import { cancelWorkflow } from "@/lib/engine/workflow";
 import { trackingViewByToken } from "@/lib/projection/read";
 import { reviewCaseDetail } from "./case";
 import { resolveReviewCase, ReviewConflictError } from "./resolve";
@@ -127,4 +128,23 @@ test("the case page's evidence: what was sent, the attempt in plain words, the d
   expect(detail.customerSees?.headline.label).toBe("Delivery status needs review");
   expect(detail.case.reason).toContain("outcome unknown");
   expect(detail.sameReference).toEqual([]);
+});
+
+describe("racing a cancel", () => {
+  test("confirm not delivered and a cancel of the request never leave a ready step in a cancelled request", async ({ db }) => {
+    for (let round = 0; round < 12; round += 1) {
+      const review = await caseUnderReview(db.pool, `race-${round}@example.test`);
+      const [resolution] = await Promise.allSettled([
+        resolveReviewCase(db.pool, review.caseId, { resolution: "confirm_not_delivered", version: review.version, note: "not in their system" }, "grace"),
+        cancelWorkflow(db.pool, review.workflowId, "customer cancelled"),
+      ]);
+      const { rows } = await db.pool.query(
+        "SELECT s.state, w.status FROM step s JOIN workflow w ON w.id = s.workflow_id WHERE s.id = $1",
+        [review.stepIds.deliver],
+      );
+      // Either order is fine; a ready step in a cancelled request is not: nothing would ever claim it.
+      expect(rows[0], `round ${round}, resolution ${resolution.status}`).not.toEqual({ state: "ready", status: "cancelled" });
+      expect(["cancelled", "indeterminate"]).toContain(rows[0].state);
+    }
+  });
 });

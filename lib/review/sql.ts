@@ -125,13 +125,21 @@ RETURNING ${resolvedColumns},
 export const resolveNotDelivered: NamedSql = {
   name: "fl_review_resolve_not_delivered",
   text: `
-WITH resolved AS (
+WITH still_active AS (
+  -- Locks the request's row and re-reads its status after any cancel that got there first;
+  -- a cancel that comes after waits for this, then cancels the step made ready here.
+  UPDATE workflow w SET updated_at = now()
+  FROM review_case c
+  WHERE c.id = $1 AND w.id = c.workflow_id AND w.status = 'active'
+  RETURNING w.id
+),
+resolved AS (
   UPDATE review_case c
   SET status = 'resolved', resolution = 'confirm_not_delivered', resolved_by = $3, resolved_at = now(),
       resolution_note = $4, version = c.version + 1
-  FROM step s JOIN workflow w ON w.id = s.workflow_id
+  FROM step s JOIN still_active w ON w.id = s.workflow_id
   WHERE c.id = $1 AND c.status = 'open' AND c.version = $2
-    AND s.id = c.step_id AND s.state = 'indeterminate' AND w.status = 'active'
+    AND s.id = c.step_id AND s.state = 'indeterminate'
   RETURNING ${resolvedColumns}
 ),
 ready AS (
