@@ -32,6 +32,7 @@ export type StepState = "ready" | "leased" | "completed" | "completed_without_ef
 export type WorkflowStatus = "active" | "completed" | "cancelled" | "failed";
 export type Category =
   | "make_ready" | "retry_same_identity" | "retry_same_key" | "status_query" | "review" | "reconcile" | "acknowledge" | "give_up";
+export type Resolution = "confirm_delivered" | "confirm_not_delivered" | "abandon";
 /** Why a fenced write was refused, as the engine classifies it. */
 export type Refusal = "superseded" | "not_owner" | "expired" | "revoked" | "lease_ended" | "workflow_inactive";
 
@@ -54,6 +55,9 @@ export type AttemptModel = {
   ref: string | null;
 };
 
+/** A review case, as support sees it: open at version 1, resolved once (the version moves on). */
+export type ReviewModel = { status: "open" | "resolved"; version: number; resolution: Resolution | null; ref: string | null };
+
 export type StepModel = {
   slot: number;
   kind: Kind;
@@ -69,7 +73,8 @@ export type StepModel = {
   /** External references kept as late observations (posted, or the payload of a refused write). */
   lateRefs: string[];
   receipt: null | { ref: string | null; method: string; term: number };
-  openReviews: number;
+  /** Review cases in the order they were opened; at most one open. */
+  reviews: ReviewModel[];
   decisions: Category[];
   /** The destination: refs of every effect it applied, in order; the highest term it saw. */
   applied: string[];
@@ -135,7 +140,7 @@ export class Model {
 export function newStep(slot: number, kind: Kind, budget: number): StepModel {
   return {
     slot, kind, budget, workflow: "active", state: "ready", term: 0, attemptsStarted: 0, nextMode: "execute",
-    identity: null, lease: null, attempts: [], lateRefs: [], receipt: null, openReviews: 0, decisions: [],
+    identity: null, lease: null, attempts: [], lateRefs: [], receipt: null, reviews: [], decisions: [],
     applied: [], highestTerm: 0,
   };
 }
@@ -226,7 +231,7 @@ export function recover(step: StepModel, why: "expired" | "revoked"): Category {
       break;
     case "review":
       step.state = "indeterminate";
-      step.openReviews += 1;
+      step.reviews.push({ status: "open", version: 1, resolution: null, ref: null });
       break;
     case "give_up":
       step.state = decision.endAs!;
@@ -273,4 +278,56 @@ export function destinationCreate(step: StepModel, term: number, fault: "ok" | "
 export function destinationStatus(step: StepModel): Answer {
   const first = step.applied[0];
   return first === undefined ? { kind: "absent" } : { kind: "status", ref: first };
+}
+
+/** What a person sends to resolve a case: the decision and the case version they saw. */
+export type ResolutionBody = { resolution: Resolution; version: number; ref: string | null };
+export type ResolutionOutcome = { resolution: Resolution; version: number; replayed: boolean } | { refused: string };
+
+/**
+ * SPEC "Support staff": a person settles case `index` of the step. One guarded transition (case
+ * open, version as seen, step indeterminate, and for a retry an active request), recorded on the
+ * case; a repeat of the same resolution is a replay that changes nothing; anything else is refused
+ * with the reason a person would be shown.
+ *
+ *   confirm delivered      a receipt verified by manual review, on the latest attempt, with the
+ *                          reference the person found; the step completes
+ *   confirm not delivered  the step is ready again to retry with the same request identity, with
+ *                          budget for one more try; every unanswered call is marked effect absent
+ *   abandon                the step fails, and an active request fails with it
+ */
+export function resolveCase(step: StepModel, index: number, body: ResolutionBody): ResolutionOutcome {
+  const review = step.reviews[index]!;
+  const applies =
+    review.status === "open" && review.version === body.version && step.state === "indeterminate" &&
+    (body.resolution !== "confirm_not_delivered" || step.workflow === "active");
+  if (applies) {
+    review.status = "resolved";
+    review.resolution = body.resolution;
+    review.version += 1;
+    switch (body.resolution) {
+      case "confirm_delivered":
+        review.ref = body.ref;
+        complete(step, { ref: body.ref, method: "manual_review", term: step.term }, "completed");
+        break;
+      case "confirm_not_delivered":
+        step.state = "ready";
+        step.nextMode = "retry_same_identity";
+        step.budget = Math.max(step.budget, step.attemptsStarted + 1);
+        for (const attempt of step.attempts) if (attempt.began && attempt.observedEffect === null) attempt.observedEffect = "absent";
+        break;
+      case "abandon":
+        step.state = "failed";
+        if (step.workflow === "active") step.workflow = "failed";
+        break;
+    }
+    return { resolution: body.resolution, version: review.version, replayed: false };
+  }
+  if (review.status === "resolved") {
+    const same = review.resolution === body.resolution && (body.resolution !== "confirm_delivered" || review.ref === body.ref);
+    return same ? { resolution: body.resolution, version: review.version, replayed: true } : { refused: "Already resolved" };
+  }
+  if (review.version !== body.version) return { refused: "Stale version" };
+  if (step.state !== "indeterminate") return { refused: "Not awaiting review" };
+  return { refused: "Request ended" };
 }

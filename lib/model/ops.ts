@@ -12,10 +12,11 @@ import { postLateObservation } from "@/lib/engine/late-observation";
 import { revokeLease, runRecoveryScan } from "@/lib/engine/recovery";
 import { AuthorityLostError, CheckpointOrderError } from "@/lib/engine/errors";
 import { setLeaseExpiry } from "@/lib/engine/test-support";
+import { resolveReviewCase, ReviewConflictError } from "@/lib/review/resolve";
 import type { LeaseHandle } from "@/lib/engine/types";
 import {
-  complete, currentAttempt, destinationCreate, destinationStatus, newStep, recover, refusal, SLOTS,
-  type Kind, type Model, type View,
+  complete, currentAttempt, destinationCreate, destinationStatus, newStep, recover, refusal, resolveCase, SLOTS,
+  type Kind, type Model, type Resolution, type ResolutionBody, type View,
 } from "./model";
 import { adapterFor, STEP_CLASS, type Real } from "./real";
 
@@ -140,6 +141,57 @@ export class Revoke extends Op<null> {
   }
   exec = async (r: Real) => (await revokeLease(r.pool, r.stepId(this.slot), "model revoke", "model"))?.decision.category ?? null;
   toString = () => `revoke(s${this.slot})`;
+}
+
+// ---------------------------------------------------------------- support
+
+/**
+ * A person resolves the slot's latest review case (open, or already resolved: a repeat or a
+ * conflicting second decision). `stale`: they send a version the case does not have. `ref`, for
+ * confirm delivered: "found" is the destination's first effect if it applied one, "other" a
+ * reference the destination never gave (the person's word is all the engine has).
+ */
+export class Resolve extends Op<{ index: number; body: ResolutionBody }> {
+  get actor() { return `support${this.person}:s${this.slot}`; }
+  constructor(
+    readonly slot: number,
+    readonly resolution: Resolution,
+    readonly stale: boolean,
+    readonly ref: "found" | "other" = "found",
+    readonly person = 0,
+  ) { super(); }
+  check = (m: Model) => (m.steps[this.slot]?.reviews.length ?? 0) > 0;
+  params(m: Model) {
+    const step = m.step(this.slot);
+    const index = step.reviews.length - 1;
+    const seen = step.reviews[index]!.version;
+    const version = this.stale ? (seen > 1 ? seen - 1 : seen + 1) : seen;
+    const ref = this.resolution !== "confirm_delivered" ? null
+      : this.ref === "found" && step.applied.length > 0 ? step.applied[0]! : `ext-s${this.slot}`;
+    return { index, body: { resolution: this.resolution, version, ref } };
+  }
+  apply = (m: Model, p: { index: number; body: ResolutionBody }) => resolveCase(m.step(this.slot), p.index, p.body);
+  async exec(r: Real, { index, body }: { index: number; body: ResolutionBody }) {
+    const { rows } = await r.pool.query<{ id: string }>(
+      "SELECT id FROM review_case WHERE step_id = $1 ORDER BY opened_at, id OFFSET $2 LIMIT 1", [r.stepId(this.slot), index],
+    );
+    const caseId = rows[0]!.id;
+    const actor = `model-support-${this.person}`;
+    const request =
+      body.resolution === "confirm_delivered" ? { resolution: body.resolution, version: body.version, externalReference: body.ref!, note: "seen at the destination" }
+        : body.resolution === "confirm_not_delivered" ? { resolution: body.resolution, version: body.version, note: "not at the destination" }
+        : { resolution: body.resolution, version: body.version, customerReason: "It could not be delivered.", note: "gave up" };
+    try {
+      const result = await resolveReviewCase(r.pool, caseId, request, actor);
+      if (result.caseId !== caseId || (!result.replayed && result.resolvedBy !== actor)) throw new Error(`resolve: unexpected result ${JSON.stringify(result)}`);
+      return { resolution: result.resolution, version: result.version, replayed: result.replayed };
+    } catch (error) {
+      if (error instanceof ReviewConflictError) return { refused: error.title };
+      throw error;
+    }
+  }
+  toString = () =>
+    `resolve(s${this.slot}, ${this.resolution}${this.resolution === "confirm_delivered" ? ` ${this.ref} ref` : ""}${this.stale ? ", stale version" : ""}${this.person ? `, person ${this.person}` : ""})`;
 }
 
 // ---------------------------------------------------------------- workers

@@ -43,11 +43,19 @@ export class Real {
 
   constructor(readonly pool: Pool) {}
 
-  /** Empties the engine's tables and starts three fresh worker sessions. */
+  /** Set once a command has run since the last reset: only then is there anything to empty. */
+  dirty = true;
+
+  /**
+   * Empties the engine's tables and starts three fresh worker sessions. A sequence in which no
+   * command ran (every precondition failed) left the database as reset, sessions included.
+   */
   async reset(): Promise<void> {
-    await truncateEngineTables(this.pool);
-    this.sessions = [];
-    for (let w = 0; w < WORKERS; w++) this.sessions.push(await registerSession(this.pool, "model", 1000 + w));
+    if (this.dirty) {
+      await truncateEngineTables(this.pool);
+      this.sessions = await Promise.all(Array.from({ length: WORKERS }, (_, w) => registerSession(this.pool, "model", 1000 + w)));
+      this.dirty = false;
+    }
     this.stepIds = Array.from({ length: SLOTS }, () => null);
     this.workflowIds = Array.from({ length: SLOTS }, () => null);
     this.kinds = Array.from({ length: SLOTS }, () => null);
@@ -85,6 +93,7 @@ export type Snapshot = {
     lateRefs: string[];
     receipt: null | { ref: string | null; method: string; term: number };
     openReviews: number;
+    reviews: { status: string; version: number; resolution: string | null; ref: string | null }[];
     decisions: string[];
     effects: string[];
   })[];
@@ -112,6 +121,7 @@ type SlotRow = {
   receipt_term: string | null;
   receipts: number;
   open_reviews: number;
+  reviews: { status: string; version: number; resolution: string | null; ref: string | null }[];
   decisions: string[];
 };
 
@@ -125,6 +135,9 @@ SELECT s.id, s.state, w.status AS workflow, s.fencing_term AS term, s.attempts_s
        r.external_reference AS receipt_ref, r.verification_method AS receipt_method, r.fencing_term AS receipt_term,
        (SELECT count(*)::int FROM receipt x WHERE x.step_id = s.id) AS receipts,
        (SELECT count(*)::int FROM review_case c WHERE c.step_id = s.id AND c.status = 'open') AS open_reviews,
+       coalesce((SELECT json_agg(json_build_object('status', c.status, 'version', c.version, 'resolution', c.resolution, 'ref', c.external_reference)
+                                 ORDER BY c.opened_at, c.id)
+                 FROM review_case c WHERE c.step_id = s.id), '[]') AS reviews,
        coalesce((SELECT array_agg(d.category::text ORDER BY d.fencing_term) FROM recovery_decision d WHERE d.step_id = s.id), '{}') AS decisions
 FROM step s
 JOIN workflow w ON w.id = s.workflow_id
@@ -164,6 +177,7 @@ export async function readSnapshot(real: Real): Promise<Snapshot> {
         lateRefs: row.late_refs,
         receipt: row.receipt_method === null ? null : { ref: row.receipt_ref, method: row.receipt_method, term: Number(row.receipt_term) },
         openReviews: row.open_reviews,
+        reviews: row.reviews,
         decisions: row.decisions,
         effects: real.destinations.effectsOn(`s${slot}`).map((e) => e.ref),
       };
@@ -190,7 +204,8 @@ export function project(model: Model): Snapshot {
         attempt: attempt ? { checkpoint: attempt.checkpoint, observedEffect: attempt.observedEffect, ref: attempt.ref, mode: attempt.mode } : null,
         lateRefs: [...step.lateRefs].sort(),
         receipt: step.receipt,
-        openReviews: step.openReviews,
+        openReviews: step.reviews.filter((c) => c.status === "open").length,
+        reviews: step.reviews,
         decisions: step.decisions,
         effects: step.applied,
       };
@@ -257,4 +272,21 @@ SELECT '7', s.id FROM step s
 WHERE s.state = 'indeterminate' AND NOT EXISTS (SELECT 1 FROM review_case c WHERE c.step_id = s.id AND c.status = 'open')
 UNION ALL
 SELECT '8', s.id FROM step s JOIN workflow w ON w.id = s.workflow_id
-WHERE s.state IN ('ready', 'blocked') AND w.status <> 'active'`;
+WHERE s.state IN ('ready', 'blocked') AND w.status <> 'active'
+UNION ALL
+-- 7. an open review case belongs to a step awaiting review; a resolved one says who settled it and how
+SELECT '7', c.step_id FROM review_case c JOIN step s ON s.id = c.step_id
+WHERE (c.status = 'open' AND s.state <> 'indeterminate')
+   OR (c.status = 'resolved' AND (c.resolved_by IS NULL OR c.resolved_at IS NULL OR c.resolution IS NULL))
+UNION ALL
+-- 5/7. confirmed delivered: the step completed with a manual-review receipt carrying the person's reference;
+-- confirmed not delivered: no call of the step is left with an unknown effect
+SELECT '5', c.step_id FROM review_case c JOIN step s ON s.id = c.step_id
+WHERE c.resolution = 'confirm_delivered'
+  AND NOT EXISTS (SELECT 1 FROM receipt r WHERE r.step_id = c.step_id AND r.verification_method = 'manual_review'
+                  AND r.external_reference = c.external_reference)
+UNION ALL
+SELECT '7', c.step_id FROM review_case c
+WHERE c.resolution = 'confirm_not_delivered'
+  AND EXISTS (SELECT 1 FROM attempt a WHERE a.step_id = c.step_id AND a.invocation_began_at IS NOT NULL
+              AND a.observed_effect IS NULL AND a.created_at <= c.resolved_at)`;
