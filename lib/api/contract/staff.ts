@@ -80,7 +80,50 @@ export const auditEntrySchema = z
   .meta({ id: "AuditEntry" });
 export const auditPageSchema = z.object({ items: z.array(auditEntrySchema), nextCursor: z.string().nullable() }).meta({ id: "AuditPage" });
 
+export const epochStatusSchema = z
+  .object({
+    epoch: z.string(),
+    transition: z.object({ id: z.string(), state: z.string(), reason: z.string(), startedAt: z.string() }).nullable(),
+    blocked: z.array(z.object({ adapter: z.string(), epoch: z.string(), reason: z.string(), since: z.string() })),
+  })
+  .meta({ id: "EpochStatus", description: "The epoch in force, a transition under way, fenced destinations left blocked" });
+export const startTransitionBody = z
+  .strictObject({ reason: z.string().trim().min(1, "say why the epoch must move on").max(500) })
+  .meta({ id: "StartEpochTransitionBody" });
+export const transitionResultSchema = z
+  .object({
+    transitionId: z.string(),
+    fromEpoch: z.string(),
+    toEpoch: z.string(),
+    revokedLeases: z.number().int(),
+    state: z.enum(["completed", "blocked"]),
+    destinations: z.record(z.string(), z.union([z.object({ installed: z.literal(true) }), z.object({ installed: z.literal(false), error: z.string() })])),
+  })
+  .meta({ id: "EpochTransitionResult" });
+
 export const staffPaths: ZodOpenApiPathsObject = {
+  "/api/admin/epoch-transitions": {
+    get: {
+      operationId: "epochStatus",
+      summary: "The current epoch, any transition under way, and blocked destinations (admin)",
+      tags: ["admin"],
+      responses: { ...staffResponses, "200": ok("Epoch status", epochStatusSchema) },
+    },
+    post: {
+      operationId: "startEpochTransition",
+      summary: "Move the fencing term to a new epoch after a restore or reset (admin; audited)",
+      description:
+        "Stops claims, lets in-flight attempts finish (then revokes the rest), opens an epoch above any seen, installs it at every fenced destination and proves a stale epoch is refused there, then resumes. A destination that fails stays blocked.",
+      tags: ["admin"],
+      requestBody: jsonBody(startTransitionBody),
+      responses: {
+        ...staffResponses,
+        "200": ok("The transition's result", transitionResultSchema),
+        "400": problemResponse("Invalid body"),
+        "409": problemResponse("A transition is already in progress"),
+      },
+    },
+  },
   "/api/session": {
     post: {
       operationId: "signIn",

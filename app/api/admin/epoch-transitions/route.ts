@@ -1,0 +1,39 @@
+/** GET/POST /api/admin/epoch-transitions — the epoch in force, and moving to a new one (admins). */
+import { fencedEpochAdmin } from "@/lib/adapters/destinations";
+import { epochStatusSchema, startTransitionBody, transitionResultSchema } from "@/lib/api/contract/staff";
+import { handle, HttpProblem, json, readJson } from "@/lib/api/http";
+import { authorize } from "@/lib/auth/authorize";
+import { actorName } from "@/lib/auth/staff";
+import { pool } from "@/lib/db/pool";
+import { epochStatus, runEpochTransition, TransitionInProgressError } from "@/lib/engine/epoch";
+
+export const dynamic = "force-dynamic";
+
+export const GET = handle(async (request) => {
+  await authorize(request, "epoch:transition");
+  const status = await epochStatus(pool());
+  return json(epochStatusSchema, { ...status, blocked: [...status.blocked] });
+});
+
+export const POST = handle(async (request) => {
+  const admin = await authorize(request, "epoch:transition");
+  const { reason } = await readJson(request, startTransitionBody);
+  // The fenced destinations this deployment knows: under npm start, the synthetic one.
+  const destinationUrl = process.env.FENCELINE_DESTINATION_URL;
+  try {
+    const result = await runEpochTransition(pool(), {
+      reason,
+      requestedBy: actorName(admin),
+      destinations: destinationUrl ? [fencedEpochAdmin(destinationUrl)] : [],
+    });
+    return json(transitionResultSchema, {
+      ...result,
+      fromEpoch: result.fromEpoch.toString(),
+      toEpoch: result.toEpoch.toString(),
+      destinations: { ...result.destinations },
+    });
+  } catch (error) {
+    if (error instanceof TransitionInProgressError) throw new HttpProblem(409, "Transition in progress", error.message);
+    throw error;
+  }
+});
