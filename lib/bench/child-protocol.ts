@@ -1,0 +1,40 @@
+/** What the harness and a benchmark child (lib/bench/child.ts) say to each other. */
+
+export type ChildRole =
+  | {
+      readonly role: "fenceline-worker";
+      readonly transport: "direct" | "http";
+      readonly databaseUrl: string;
+      readonly baseUrl?: string;
+      readonly token?: string;
+      readonly concurrency: number;
+      readonly receiptBatchSize?: number;
+    }
+  | { readonly role: "protocol-server"; readonly databaseUrl: string; readonly token: string; readonly poolMax: number }
+  | {
+      readonly role: "graphile-worker";
+      readonly databaseUrl: string;
+      readonly concurrency: number;
+      /** localQueue.size; with it, completions are batched (completeJobBatchDelay 0). */
+      readonly localQueueSize?: number;
+    }
+  | {
+      readonly role: "pgboss-worker";
+      readonly databaseUrl: string;
+      readonly queue: string;
+      readonly localConcurrency: number;
+      readonly batchSize: number;
+    };
+
+export type ChildMessage =
+  | { readonly type: "ready"; readonly port?: number }
+  | { readonly type: "first-start"; readonly atMs: number }
+  | { readonly type: "report"; readonly statements: number; readonly handlerCalls: number; readonly samplesMs: number[] };
+
+export type HarnessMessage = { readonly type: "report" } | { readonly type: "stop" };
+
+/** Epoch milliseconds with sub-millisecond resolution, comparable between processes on one host. */
+export const epochMs = (): number => performance.timeOrigin + performance.now();
+
+/** Payload field the producer stamps just before its enqueue call. */
+export const SENT_AT = "benchSentAtMs";

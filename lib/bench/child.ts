@@ -1,0 +1,168 @@
+/**
+ * One benchmark child process: a worker of one engine (Fenceline over either transport,
+ * graphile-worker, pg-boss) or Fenceline's worker-protocol server. The harness (lib/bench/cli.ts)
+ * starts it with its role as JSON in FENCELINE_BENCH_CHILD and talks to it over IPC:
+ *
+ *   child -> harness: ready {port?} · first-start {atMs} · report {statements, handlerCalls, samplesMs}
+ *   harness -> child: report · stop
+ *
+ * Every `pg` query this process sends is counted (statements per step, whatever the engine), and
+ * handlers stamp their start on the epoch clock so the harness can measure enqueue-to-start
+ * latency across processes. Benchmark support only.
+ */
+import { createServer } from "node:http";
+import pg from "pg";
+import { epochMs, SENT_AT, type ChildMessage, type ChildRole, type HarnessMessage } from "./child-protocol";
+
+let statements = 0;
+let handlerCalls = 0;
+const samplesMs: number[] = [];
+
+// Counted before any engine module creates a client: every engine here sends through pg.Client.
+const originalQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function countedQuery(this: pg.Client, ...args: unknown[]) {
+  statements += 1;
+  return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof originalQuery;
+
+/** Called at every handler entry: the first one is the start of the throughput window. */
+function handlerStarted(payload: unknown): void {
+  const now = epochMs();
+  handlerCalls += 1;
+  if (handlerCalls === 1) send({ type: "first-start", atMs: now });
+  const sentAt = (payload as Record<string, unknown> | null | undefined)?.[SENT_AT];
+  if (typeof sentAt === "number") samplesMs.push(now - sentAt);
+}
+
+function send(message: ChildMessage): void {
+  process.send?.(message);
+}
+
+async function startFencelineWorker(role: Extract<ChildRole, { role: "fenceline-worker" }>): Promise<() => Promise<void>> {
+  const { createPool } = await import("@/lib/db/pool");
+  const { directCoordinator } = await import("@/lib/worker/coordinator");
+  const { httpCoordinator } = await import("@/lib/worker/http-coordinator");
+  const { pureHandler } = await import("@/lib/worker/handlers/pure");
+  const { Worker } = await import("@/lib/worker/worker");
+  const pool =
+    role.transport === "direct" ? createPool(role.databaseUrl, { applicationName: "bench-worker", max: Math.min(20, role.concurrency + 3) }) : null;
+  const coordinator = pool ? directCoordinator(pool) : httpCoordinator({ baseUrl: role.baseUrl!, token: role.token! });
+  const worker = new Worker({
+    coordinator,
+    handlers: new Map([
+      [
+        "pure",
+        (context) => {
+          handlerStarted(context.input);
+          return pureHandler(context);
+        },
+      ],
+    ]),
+    concurrency: role.concurrency,
+    receiptBatchSize: role.receiptBatchSize,
+    log: (line) => process.stderr.write(`[bench-worker] ${line}\n`),
+  });
+  await worker.start();
+  return async () => {
+    await worker.stop("benchmark over");
+    await pool?.end();
+  };
+}
+
+async function startProtocolServer(role: Extract<ChildRole, { role: "protocol-server" }>): Promise<() => Promise<void>> {
+  process.env.FENCELINE_WORKER_TOKEN = role.token;
+  const { createPool } = await import("@/lib/db/pool");
+  const { closeWorkerProtocol, workerProtocolListener } = await import("@/lib/api/worker-protocol");
+  const pool = createPool(role.databaseUrl, { applicationName: "bench-protocol", max: role.poolMax });
+  // Worker tokens live in the database (stored as their hash); the environment token above serves
+  // a protocol that still reads it.
+  await installBenchToken(pool, role.token);
+  const server = createServer({ keepAliveTimeout: 60_000 }, workerProtocolListener(pool));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  send({ type: "ready", port: typeof address === "object" && address ? address.port : 0 });
+  return async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeWorkerProtocol(pool);
+    await pool.end();
+  };
+}
+
+async function installBenchToken(pool: import("pg").Pool, token: string): Promise<void> {
+  let tokens: typeof import("@/lib/auth/worker-tokens") | null = null;
+  try {
+    tokens = await import("@/lib/auth/worker-tokens");
+  } catch {
+    return;
+  }
+  await tokens.installWorkerToken(pool, "bench-worker", token, "bench");
+}
+
+async function startGraphileWorker(role: Extract<ChildRole, { role: "graphile-worker" }>): Promise<() => Promise<void>> {
+  const { run } = await import("graphile-worker");
+  const runner = await run({
+    connectionString: role.databaseUrl,
+    concurrency: role.concurrency,
+    noHandleSignals: true,
+    taskList: {
+      noop: async (payload) => {
+        handlerStarted(payload);
+      },
+    },
+    preset:
+      role.localQueueSize === undefined
+        ? {}
+        : { worker: { localQueue: { size: role.localQueueSize }, completeJobBatchDelay: 0 } },
+    logger: quietGraphileLogger(await import("graphile-worker")),
+  });
+  return () => runner.stop();
+}
+
+function quietGraphileLogger(module: typeof import("graphile-worker")) {
+  return new module.Logger(() => (level, message) => {
+    if (level === "error") process.stderr.write(`[graphile-worker] ${message}\n`);
+  });
+}
+
+async function startPgBossWorker(role: Extract<ChildRole, { role: "pgboss-worker" }>): Promise<() => Promise<void>> {
+  const { PgBoss } = await import("pg-boss");
+  const boss = new PgBoss({ connectionString: role.databaseUrl, schedule: false, migrate: false });
+  boss.on("error", (error: unknown) => process.stderr.write(`[pg-boss] ${String(error)}\n`));
+  await boss.start();
+  await boss.work<Record<string, unknown>>(
+    role.queue,
+    { localConcurrency: role.localConcurrency, batchSize: role.batchSize, burstWhenBatchFull: role.batchSize > 1 },
+    async (jobs) => {
+      for (const job of jobs) handlerStarted(job.data);
+    },
+  );
+  return () => boss.stop({ graceful: true, timeout: 10_000 });
+}
+
+async function main(): Promise<void> {
+  const raw = process.env.FENCELINE_BENCH_CHILD;
+  if (!raw) throw new Error("FENCELINE_BENCH_CHILD is not set: this module is started by lib/bench/cli.ts");
+  const role = JSON.parse(raw) as ChildRole;
+  const stop =
+    role.role === "fenceline-worker"
+      ? await startFencelineWorker(role)
+      : role.role === "protocol-server"
+        ? await startProtocolServer(role)
+        : role.role === "graphile-worker"
+          ? await startGraphileWorker(role)
+          : await startPgBossWorker(role);
+  if (role.role !== "protocol-server") send({ type: "ready" });
+  process.on("message", (message: HarnessMessage) => {
+    if (message.type === "report") send({ type: "report", statements, handlerCalls, samplesMs: samplesMs.splice(0) });
+    if (message.type === "stop") {
+      void stop()
+        .catch((error: unknown) => process.stderr.write(`[bench-child] stop: ${String(error)}\n`))
+        .finally(() => process.exit(0));
+    }
+  });
+  // The harness going away ends the child too: no orphaned workers polling a dropped database.
+  process.on("disconnect", () => process.exit(0));
+}
+
+await main();

@@ -1,0 +1,267 @@
+/**
+ * `npm run bench`: Fenceline side by side with graphile-worker and pg-boss on the same
+ * PostgreSQL, in one run, each engine in its own fresh database, engines alternating.
+ *
+ *   npm run bench                         all measurements, a readable table with ratios
+ *   npm run bench -- --json               the same; the last stdout line is one JSON object
+ *   npm run bench -- --only throughput,latency,recovery,dashboard
+ *   npm run bench -- --steps 2000 --scale 0.01 --latency-seconds 5 --rounds 3
+ *   npm run bench -- --only throughput --skip-analyze   (tables without statistics, see README)
+ *
+ * Progress goes to stderr. Worker memory is measured during the throughput runs.
+ * FENCELINE_BENCH_CONCURRENCY / FENCELINE_BENCH_PROCESSES change Fenceline's worker settings.
+ */
+import { cpus, loadavg, totalmem } from "node:os";
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import pg from "pg";
+import { resolveDatabaseUrl } from "@/lib/db/database";
+import { measureDashboard, type DashboardResult } from "./dashboard";
+import type { EngineName } from "./engines";
+import { measureStartLatency, type LatencyResult } from "./latency";
+import { measureRecovery, type RecoveryResult } from "./recovery";
+import { round } from "./stats";
+import { measureThroughput, type ThroughputResult } from "./throughput";
+
+const PARTS = ["throughput", "latency", "recovery", "dashboard"] as const;
+type Part = (typeof PARTS)[number];
+const THROUGHPUT_ENGINES: readonly EngineName[] = ["fencelineDirect", "graphileTuned", "fencelineHttp", "graphileDefault", "pgBoss"];
+const LATENCY_RATE_PER_S = 50;
+const THROUGHPUT_TIMEOUT_MS = 10 * 60_000;
+
+const { values } = parseArgs({
+  options: {
+    json: { type: "boolean", default: false },
+    only: { type: "string" },
+    steps: { type: "string", default: "20000" },
+    scale: { type: "string", default: "1" },
+    "latency-seconds": { type: "string", default: "20" },
+    rounds: { type: "string", default: "1" },
+    samples: { type: "string", default: "200" },
+    /** Leave freshly filled tables without statistics (the state before autovacuum's first analyse). */
+    "skip-analyze": { type: "boolean", default: false },
+  },
+});
+
+const positive = (name: string, raw: string): number => {
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got "${raw}"`);
+  return value;
+};
+const parts = new Set<Part>(
+  values.only
+    ? values.only.split(",").map((part) => {
+        if (!(PARTS as readonly string[]).includes(part)) throw new Error(`--only takes ${PARTS.join(", ")}; got "${part}"`);
+        return part as Part;
+      })
+    : PARTS,
+);
+const steps = Math.round(positive("steps", values.steps!));
+const scale = positive("scale", values.scale!);
+const latencyMs = positive("latency-seconds", values["latency-seconds"]!) * 1000;
+const rounds = Math.round(positive("rounds", values.rounds!));
+const samples = Math.round(positive("samples", values.samples!));
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+async function environment() {
+  const { url } = await resolveDatabaseUrl({ database: "postgres" });
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const { rows } = await client.query<{ server_version: string; shared_buffers: string; synchronous_commit: string }>(
+    "SELECT current_setting('server_version') AS server_version, current_setting('shared_buffers') AS shared_buffers, current_setting('synchronous_commit') AS synchronous_commit",
+  );
+  await client.end();
+  // Read from node_modules directly: the packages' exports do not include package.json.
+  const versionOf = (name: string) =>
+    (JSON.parse(readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), "utf8")) as { version: string }).version;
+  return {
+    cpu: `${cpus().length} x ${cpus()[0]?.model ?? "unknown"}`,
+    memoryGiB: round(totalmem() / 2 ** 30, 0),
+    node: process.version,
+    postgres: rows[0]!.server_version,
+    postgresSettings: { shared_buffers: rows[0]!.shared_buffers, synchronous_commit: rows[0]!.synchronous_commit },
+    graphileWorker: versionOf("graphile-worker"),
+    pgBoss: versionOf("pg-boss"),
+  };
+}
+
+/** Median run of each engine over the rounds (by steps/s). */
+function medianRuns(runs: readonly ThroughputResult[]): Map<EngineName, ThroughputResult> {
+  const byEngine = new Map<EngineName, ThroughputResult[]>();
+  for (const result of runs) byEngine.set(result.engine, [...(byEngine.get(result.engine) ?? []), result]);
+  return new Map(
+    [...byEngine].map(([engine, results]) => {
+      const sorted = [...results].sort((a, b) => a.stepsPerS - b.stepsPerS);
+      return [engine, sorted[Math.floor((sorted.length - 1) / 2)]!];
+    }),
+  );
+}
+
+/** Failures of one measurement, reported in the result; the others still run. */
+const failures: { measurement: string; error: string }[] = [];
+
+async function attempt<T>(measurement: string, work: () => Promise<T>): Promise<T | null> {
+  try {
+    return await work();
+  } catch (error) {
+    const text = error instanceof Error ? error.message : String(error);
+    log(`${measurement} FAILED: ${text}`);
+    failures.push({ measurement, error: text });
+    return null;
+  }
+}
+
+async function main(): Promise<void> {
+  const loadBefore = loadavg().map((value) => round(value, 2));
+  const env = await environment();
+  log(`load average ${loadBefore.join(" / ")}; PostgreSQL ${env.postgres}; node ${env.node}`);
+
+  let throughputRuns: ThroughputResult[] = [];
+  if (parts.has("throughput")) {
+    for (let r = 0; r < rounds; r += 1) {
+      // Alternate engines, and rotate who goes first from round to round.
+      const order = THROUGHPUT_ENGINES.map((_, i) => THROUGHPUT_ENGINES[(i + r) % THROUGHPUT_ENGINES.length]!);
+      for (const engine of order) {
+        log(`throughput ${engine} (${steps} steps, round ${r + 1}/${rounds})`);
+        const result = await attempt(`throughput ${engine}`, () => measureThroughput(engine, steps, THROUGHPUT_TIMEOUT_MS, !values["skip-analyze"]));
+        if (!result) continue;
+        log(`  ${result.stepsPerS} steps/s, ${result.statementsPerStep} statements/step, ${result.perStep.xactCommit} transactions/step`);
+        throughputRuns = [...throughputRuns, result];
+      }
+    }
+  }
+  const throughput = medianRuns(throughputRuns);
+
+  const latency = new Map<"fenceline" | "graphile", LatencyResult>();
+  if (parts.has("latency")) {
+    const pairs = [
+      ["fenceline", "fencelineDirect"],
+      ["graphile", "graphileDefault"],
+    ] as const;
+    for (const [key, engine] of pairs) {
+      log(`start latency ${engine} (${LATENCY_RATE_PER_S}/s for ${latencyMs / 1000} s)`);
+      const result = await attempt(`start latency ${engine}`, () => measureStartLatency(engine, LATENCY_RATE_PER_S, latencyMs));
+      if (!result) continue;
+      log(`  p50 ${result.p50} ms, p95 ${result.p95} ms, p99 ${result.p99} ms`);
+      latency.set(key, result);
+    }
+  }
+
+  let recovery: RecoveryResult | null = null;
+  if (parts.has("recovery")) {
+    log("recovery after SIGKILL (Fenceline, default lease policy of step class pure)");
+    recovery = await attempt("recovery", measureRecovery);
+    if (recovery) log(`  ${recovery.fencelineMs} ms`);
+  }
+
+  let dashboard: DashboardResult | null = null;
+  if (parts.has("dashboard")) {
+    log(`dashboard reads at scale ${scale}`);
+    dashboard = await attempt("dashboard", () => measureDashboard(scale, samples, log));
+    if (dashboard) log(`  projection p95 ${dashboard.projection.p95} ms, step detail ${dashboard.stepDetail.p95}, review queue ${dashboard.reviewQueue.p95}, metrics ${dashboard.metrics.p95}`);
+  }
+
+  const loadAfter = loadavg().map((value) => round(value, 2));
+  const fencelineRss = throughputRuns
+    .filter((run) => run.engine === "fencelineDirect" || run.engine === "fencelineHttp")
+    // Over HTTP the first process is the protocol server, not the worker.
+    .flatMap((run) => (run.engine === "fencelineHttp" ? run.peakRssMb.slice(1) : run.peakRssMb));
+  const figure = (engine: EngineName) => throughput.get(engine)?.stepsPerS ?? null;
+  const result = {
+    throughput: {
+      fencelineDirect: figure("fencelineDirect"),
+      fencelineHttp: figure("fencelineHttp"),
+      graphileDefault: figure("graphileDefault"),
+      graphileTuned: figure("graphileTuned"),
+      pgBoss: figure("pgBoss"),
+    },
+    startLatencyMs: Object.fromEntries([...latency].map(([key, value]) => [key, { p50: value.p50, p95: value.p95, p99: value.p99 }])),
+    recoveryMs: recovery ? { fenceline: recovery.fencelineMs, graphileDefaultBound: recovery.graphileDefaultBoundMs, pgBossDefaultBound: recovery.pgBossDefaultBoundMs } : {},
+    dashboardMs: dashboard
+      ? {
+          projection: { p50: dashboard.projection.p50, p95: dashboard.projection.p95 },
+          stepDetail: { p50: dashboard.stepDetail.p50, p95: dashboard.stepDetail.p95 },
+          reviewQueue: { p50: dashboard.reviewQueue.p50, p95: dashboard.reviewQueue.p95 },
+          metrics: { p50: dashboard.metrics.p50, p95: dashboard.metrics.p95 },
+        }
+      : {},
+    workerRssMb: fencelineRss.length > 0 ? Math.max(...fencelineRss) : null,
+    run: {
+      steps,
+      rounds,
+      scale,
+      analyzedBeforeThroughput: !values["skip-analyze"],
+      failures,
+      loadAverageBefore: loadBefore,
+      loadAverageAfter: loadAfter,
+      ...env,
+      throughputRuns,
+      latency: Object.fromEntries(latency),
+      recovery,
+      dashboard,
+    },
+  };
+
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } else {
+    printTable(result, throughput, latency, recovery, dashboard);
+  }
+}
+
+function printTable(
+  result: { workerRssMb: number | null; run: { loadAverageBefore: number[]; loadAverageAfter: number[]; cpu: string; postgres: string; node: string; graphileWorker: string; pgBoss: string } },
+  throughput: Map<EngineName, ThroughputResult>,
+  latency: Map<"fenceline" | "graphile", LatencyResult>,
+  recovery: RecoveryResult | null,
+  dashboard: DashboardResult | null,
+): void {
+  const out = (line = "") => process.stdout.write(`${line}\n`);
+  const ratio = (a: number | undefined, b: number | undefined) => (a && b ? `${round(a / b, 2)}x` : "-");
+  out(`Fenceline benchmarks — ${result.run.cpu}; PostgreSQL ${result.run.postgres}; node ${result.run.node}`);
+  out(`graphile-worker ${result.run.graphileWorker}, pg-boss ${result.run.pgBoss}; load average ${result.run.loadAverageBefore.join("/")} -> ${result.run.loadAverageAfter.join("/")}`);
+  if (throughput.size > 0) {
+    const tuned = throughput.get("graphileTuned")?.stepsPerS;
+    const direct = throughput.get("fencelineDirect")?.stepsPerS;
+    out();
+    out("Throughput (no-op steps, first handler start to last completion in the database)");
+    out(`${"engine".padEnd(17)}${"steps/s".padStart(9)}${"vs graphile tuned".padStart(19)}${"vs fl direct".padStart(14)}${"stmts/step".padStart(12)}${"xacts/step".padStart(12)}${"cpu ms/step".padStart(13)}  settings`);
+    for (const [engine, run] of throughput) {
+      out(
+        `${engine.padEnd(17)}${String(run.stepsPerS).padStart(9)}${ratio(run.stepsPerS, tuned).padStart(19)}${ratio(run.stepsPerS, direct).padStart(14)}` +
+          `${String(run.statementsPerStep).padStart(12)}${String(run.perStep.xactCommit).padStart(12)}${String(run.workerCpuMsPerStep).padStart(13)}  ${run.settings}`,
+      );
+    }
+    out(`Fenceline worker peak RSS: ${result.workerRssMb ?? "-"} MiB`);
+  }
+  if (latency.size > 0) {
+    out();
+    out(`Start latency at ${LATENCY_RATE_PER_S} steps/s, ms (enqueue call included)`);
+    for (const [key, value] of latency) out(`${key.padEnd(12)} p50 ${value.p50}  p95 ${value.p95}  p99 ${value.p99}  max ${value.max}  (enqueue call p50 ${value.enqueueP50})`);
+    const fl = latency.get("fenceline")?.p99;
+    const gw = latency.get("graphile")?.p99;
+    if (fl && gw) out(`p99 Fenceline / graphile-worker: ${ratio(fl, gw)}`);
+  }
+  if (recovery) {
+    out();
+    out(`Recovery after SIGKILL: Fenceline ${recovery.fencelineMs} ms (bound: TTL ${recovery.leaseTtlMs} + scan ${recovery.scanIntervalMs} ms);`);
+    out(`  documented bounds at defaults: graphile-worker ${recovery.graphileDefaultBoundMs / 60_000} min, pg-boss ${recovery.pgBossDefaultBoundMs / 60_000} min`);
+  }
+  if (dashboard) {
+    out();
+    out(`Dashboard reads at ${dashboard.steps.toLocaleString("en")} steps, ${dashboard.leaseEvents.toLocaleString("en")} lease events (ms)`);
+    for (const key of ["projection", "stepDetail", "reviewQueue", "metrics", "metricsDay"] as const) {
+      out(`${key.padEnd(12)} p50 ${dashboard[key].p50}  p95 ${dashboard[key].p95}  (${dashboard[key].samples} reads)`);
+    }
+    const slowest = Object.entries(dashboard.metricStatementsMs).sort((a, b) => b[1] - a[1]);
+    out(`metric statements, last hour, median ms: ${slowest.map(([id, ms]) => `${id} ${ms}`).join(", ")}`);
+  }
+}
+
+try {
+  await main();
+  process.exit(failures.length > 0 ? 1 : 0);
+} catch (error) {
+  log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exit(1);
+}

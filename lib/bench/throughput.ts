@@ -1,0 +1,95 @@
+/**
+ * Throughput: `steps` no-op steps (or jobs) enqueued in bulk into a fresh database, then the
+ * engine's workers started; the window runs from the first handler start to the moment the
+ * harness sees the last completion in the database. Alongside: statements per step (every pg
+ * query the engine's processes sent), transactions and row writes per step (pg_stat_database
+ * deltas), worker CPU per step and each worker process's peak RSS.
+ */
+import { setUpEngine, type EngineName } from "./engines";
+import { cpuTimeMs } from "./processes";
+import { counterDelta, databaseCounters, round, sleep, type DatabaseCounters } from "./stats";
+
+export type ThroughputResult = {
+  readonly engine: EngineName;
+  readonly settings: string;
+  readonly steps: number;
+  readonly completed: number;
+  readonly stepsPerS: number;
+  readonly windowMs: number;
+  readonly enqueueMs: number;
+  readonly statementsPerStep: number;
+  readonly perStep: DatabaseCounters;
+  readonly workerCpuMsPerStep: number;
+  /** CPU of the PostgreSQL backends serving this database (harness's own polling included), per step. */
+  readonly postgresCpuMsPerStep: number;
+  /** Peak RSS of each worker process (the protocol server first, over HTTP), MiB. */
+  readonly peakRssMb: number[];
+};
+
+const POLL_MS = 25;
+
+export async function measureThroughput(engine: EngineName, steps: number, timeoutMs: number, analyze = true): Promise<ThroughputResult> {
+  const setup = await setUpEngine(engine);
+  try {
+    const enqueueStarted = performance.now();
+    await setup.enqueueMany(steps);
+    const enqueueMs = performance.now() - enqueueStarted;
+    // Every engine's tables get statistics, as autovacuum keeps them in steady state; a freshly
+    // filled table has none, and the planner then guesses (see the README's Benchmarks section).
+    if (analyze) await setup.pool.query("ANALYZE");
+    // Backends flush their statistics at most once a second: let the enqueue's arrive first.
+    await sleep(1_200);
+    const before = await databaseCounters(setup.pool);
+
+    const children = await setup.startWorkers();
+    // Start-up (loading and compiling modules) is not work per step.
+    const cpuAtReadyMs = children.reduce((sum, child) => sum + child.cpuMs(), 0);
+    const backendCpuAtReady = await backendCpu(setup.pool);
+    const firstStart = Promise.race(children.map((child) => child.firstStart));
+    const deadline = performance.now() + timeoutMs;
+    let completed = 0;
+    while (completed < steps && performance.now() < deadline) {
+      await sleep(POLL_MS);
+      completed = await setup.completed();
+    }
+    const endMs = performance.timeOrigin + performance.now();
+    const startMs = await Promise.race([firstStart, sleep(1_000).then(() => endMs)]);
+    const windowMs = endMs - startMs;
+
+    const backendCpuAtEnd = await backendCpu(setup.pool);
+    let postgresCpuMs = 0;
+    for (const [pid, ms] of backendCpuAtEnd) postgresCpuMs += ms - (backendCpuAtReady.get(pid) ?? 0);
+    const reports = await Promise.all(children.map((child) => child.report()));
+    const cpuMs = children.reduce((sum, child) => sum + child.cpuMs(), 0) - cpuAtReadyMs;
+    const peakRssMb = children.map((child) => round(child.peakRssMb()));
+    // Workers first, then any server they talk to (started first).
+    for (const child of [...children].reverse()) await child.stop();
+    // Exiting backends flush their statistics; give the collector a moment.
+    await sleep(1_200);
+    const delta = counterDelta(before, await databaseCounters(setup.pool));
+    const statements = reports.reduce((sum, report) => sum + report.statements, 0);
+    const per = (value: number) => round(value / Math.max(1, completed), 3);
+    return {
+      engine,
+      settings: setup.settings,
+      steps,
+      completed,
+      stepsPerS: round((completed / windowMs) * 1000, 0),
+      windowMs: round(windowMs, 0),
+      enqueueMs: round(enqueueMs, 0),
+      statementsPerStep: per(statements),
+      perStep: { xactCommit: per(delta.xactCommit), tupInserted: per(delta.tupInserted), tupUpdated: per(delta.tupUpdated), tupDeleted: per(delta.tupDeleted) },
+      workerCpuMsPerStep: round(cpuMs / Math.max(1, completed), 3),
+      postgresCpuMsPerStep: round(postgresCpuMs / Math.max(1, completed), 3),
+      peakRssMb,
+    };
+  } finally {
+    await setup.drop();
+  }
+}
+
+/** CPU so far of every backend connected to the pool's database, by pid (readable when PostgreSQL runs on this host). */
+async function backendCpu(pool: import("pg").Pool): Promise<Map<number, number>> {
+  const { rows } = await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database()");
+  return new Map(rows.map(({ pid }) => [pid, cpuTimeMs(pid)]));
+}
