@@ -4,89 +4,15 @@
  * (never through npm), so signals reach the process itself and LD_PRELOAD (libfaketime) applies to
  * that one process only. Their output is kept in memory for the cell's log.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import type { FaultSettings } from "@/lib/adapters/destination/faults";
 import type { DestinationAudit } from "@/lib/adapters/destination/service";
+import { spawnNodeProcess, type Spawned } from "@/lib/worker/test-process";
 import { TIMING } from "./types";
 
-export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export type { Spawned };
 
-export type Spawned = {
-  readonly name: string;
-  readonly process: ChildProcess;
-  /** Resolves with the first stdout line matching `pattern`, earlier lines included. */
-  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
-  /** Every stdout line matching `pattern` so far. */
-  linesMatching(pattern: RegExp): string[];
-  /** Last lines of stdout and stderr, for a failure report. */
-  tail(lines?: number): string;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  readonly alive: boolean;
-};
-
-function spawnNode(name: string, script: string, env: Record<string, string>): Spawned {
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const stdout: string[] = [];
-  const log: string[] = [];
-  const listeners = new Set<(line: string) => void>();
-  createInterface({ input: child.stdout! }).on("line", (line) => {
-    stdout.push(line);
-    log.push(`[out] ${line}`);
-    if (log.length > 400) log.shift();
-    for (const listener of listeners) listener(line);
-  });
-  createInterface({ input: child.stderr! }).on("line", (line) => {
-    log.push(`[err] ${line}`);
-    if (log.length > 400) log.shift();
-  });
-  let alive = true;
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => {
-      alive = false;
-      resolve({ code, signal });
-    }),
-  );
-  return {
-    name,
-    process: child,
-    exited,
-    get alive() {
-      return alive;
-    },
-    linesMatching: (pattern) => stdout.filter((line) => pattern.test(line)),
-    tail: (lines = 30) => log.slice(-lines).join("\n"),
-    waitForLine: (pattern, timeoutMs = 30_000) =>
-      new Promise((resolve, reject) => {
-        const seen = stdout.find((line) => pattern.test(line));
-        if (seen) return resolve(seen);
-        const timer = setTimeout(() => {
-          listeners.delete(listener);
-          reject(new Error(`${name} (pid ${child.pid}) printed no line matching ${pattern} within ${timeoutMs} ms\n${log.slice(-15).join("\n")}`));
-        }, timeoutMs);
-        const listener = (line: string) => {
-          if (!pattern.test(line)) return;
-          clearTimeout(timer);
-          listeners.delete(listener);
-          resolve(line);
-        };
-        listeners.add(listener);
-        void exited.then(({ code, signal }) => {
-          if (!listeners.has(listener)) return;
-          clearTimeout(timer);
-          listeners.delete(listener);
-          reject(new Error(`${name} exited (code ${code}, signal ${signal}) before printing ${pattern}\n${log.slice(-15).join("\n")}`));
-        });
-      }),
-  };
-}
 
 export type WorkerOptions = {
   /** Shown as the worker's application_name, so its connections can be found and terminated. */
@@ -118,7 +44,7 @@ export function spawnWorker(databaseUrl: string, destinationUrl: string, options
     env.FAKETIME_DONT_FAKE_MONOTONIC = "1";
     env.FAKETIME_NO_CACHE = "1";
   }
-  return spawnNode(options.name, "lib/cli/worker.ts", env);
+  return spawnNodeProcess(options.name, "lib/cli/worker.ts", env);
 }
 
 let faketime: string | undefined;
@@ -178,7 +104,7 @@ export class DestinationProcess {
   ) {}
 
   static async start(databaseUrl: string): Promise<DestinationProcess> {
-    const spawned = spawnNode("destination", "lib/adapters/destination/main.ts", {
+    const spawned = spawnNodeProcess("destination", "lib/adapters/destination/main.ts", {
       DESTINATION_DATABASE_URL: databaseUrl,
       DESTINATION_PORT: "0",
       FENCELINE_PROCESS: "scenario-destination",

@@ -1,41 +1,69 @@
 /**
- * Spawns real worker processes for scenario tests and waits on the lines they print (readiness,
- * checkpoint traces) rather than on sleeps. Test support only.
+ * Spawns real processes for scenario tests, the fault harness and benchmarks, and waits on the
+ * lines they print (readiness, checkpoint traces) rather than on sleeps. Test support only.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 
-export type WorkerProcess = {
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export type Spawned = {
+  readonly name: string;
   readonly process: ChildProcess;
-  /** Resolves with the first stdout line matching `pattern` (earlier lines included). */
+  /** Resolves with the first stdout line matching `pattern`, earlier lines included. */
   waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
-  /** Resolves when the process has exited. */
-  readonly exited: Promise<number | null>;
+  /** Every stdout line matching `pattern` so far. */
+  linesMatching(pattern: RegExp): string[];
+  /** Last lines of stdout and stderr, for a failure report. */
+  tail(lines?: number): string;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly alive: boolean;
 };
 
-export function spawnWorker(databaseUrl: string, env: Record<string, string> = {}): WorkerProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/worker.ts"], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, FENCELINE_PROCESS: "scenario-worker", ...env },
+/** Runs `node --import tsx <script>` from the project root and keeps its output for waits and reports. */
+export function spawnNodeProcess(name: string, script: string, env: Record<string, string>): Spawned {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const lines: string[] = [];
+  const stdout: string[] = [];
+  const log: string[] = [];
   const listeners = new Set<(line: string) => void>();
   createInterface({ input: child.stdout! }).on("line", (line) => {
-    lines.push(line);
+    stdout.push(line);
+    log.push(`[out] ${line}`);
+    if (log.length > 400) log.shift();
     for (const listener of listeners) listener(line);
   });
-  child.stderr!.resume();
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  createInterface({ input: child.stderr! }).on("line", (line) => {
+    log.push(`[err] ${line}`);
+    if (log.length > 400) log.shift();
+  });
+  let alive = true;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => {
+      alive = false;
+      resolve({ code, signal });
+    }),
+  );
   return {
+    name,
     process: child,
     exited,
+    get alive() {
+      return alive;
+    },
+    linesMatching: (pattern) => stdout.filter((line) => pattern.test(line)),
+    tail: (lines = 30) => log.slice(-lines).join("\n"),
     waitForLine: (pattern, timeoutMs = 30_000) =>
       new Promise((resolve, reject) => {
-        const seen = lines.find((line) => pattern.test(line));
+        const seen = stdout.find((line) => pattern.test(line));
         if (seen) return resolve(seen);
         const timer = setTimeout(() => {
           listeners.delete(listener);
-          reject(new Error(`worker ${child.pid} printed no line matching ${pattern} within ${timeoutMs} ms`));
+          reject(new Error(`${name} (pid ${child.pid}) printed no line matching ${pattern} within ${timeoutMs} ms\n${log.slice(-15).join("\n")}`));
         }, timeoutMs);
         const listener = (line: string) => {
           if (!pattern.test(line)) return;
@@ -44,8 +72,20 @@ export function spawnWorker(databaseUrl: string, env: Record<string, string> = {
           resolve(line);
         };
         listeners.add(listener);
+        void exited.then(({ code, signal }) => {
+          if (!listeners.has(listener)) return;
+          clearTimeout(timer);
+          listeners.delete(listener);
+          reject(new Error(`${name} exited (code ${code}, signal ${signal}) before printing ${pattern}\n${log.slice(-15).join("\n")}`));
+        });
       }),
   };
+}
+
+export type WorkerProcess = Spawned;
+
+export function spawnWorker(databaseUrl: string, env: Record<string, string> = {}): WorkerProcess {
+  return spawnNodeProcess("scenario-worker", "lib/cli/worker.ts", { DATABASE_URL: databaseUrl, FENCELINE_PROCESS: "scenario-worker", ...env });
 }
 
 export async function stopAll(workers: readonly WorkerProcess[]): Promise<void> {
