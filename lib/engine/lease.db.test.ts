@@ -70,6 +70,24 @@ describe("claim", () => {
 });
 
 describe("renew", () => {
+  test("a renewal that waits on a concurrent revoke names the revoke as its reason", async ({ db }) => {
+    await createSingleStepWorkflows(db.pool, 1, pure);
+    const session = await registerSession(db.pool, "direct");
+    const claimed = await claimOne(db.pool, session);
+    const revoker = await db.pool.connect();
+    try {
+      await revoker.query("BEGIN");
+      await revoker.query("UPDATE lease SET ended_at = now(), end_reason = 'revoked' WHERE step_id = $1", [claimed.stepId]);
+      const renewal = renewLeases(db.pool, session, [{ stepId: claimed.stepId, fencingTerm: claimed.fencingTerm, sessionId: session, checkpointVersion: claimed.checkpointVersion }]);
+      // The renewal's snapshot still shows an open lease; it must wait for the revoke and read it.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await revoker.query("COMMIT");
+      expect(await renewal).toEqual([{ stepId: claimed.stepId, renewed: false, reason: "revoked" }]);
+    } finally {
+      revoker.release();
+    }
+  });
+
   test("extends the lease from the database clock and records a renewed event", async ({ db }) => {
     await createSingleStepWorkflows(db.pool, 1, pure);
     const session = await registerSession(db.pool, "direct");

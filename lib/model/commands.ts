@@ -150,11 +150,11 @@ class Race implements fc.AsyncCommand<Model, Real> {
 }
 
 /**
- * Under a race, a refused renewal may be explained as "contended": its statement saw the lease
- * intact in its snapshot, then lost the row to the concurrent writer. It is still a refusal.
+ * Under a race, a refused renewal may be explained as "changed while renewing": the engine's
+ * fallback when what ended its authority is not visible to the statement. It is still a refusal.
  */
 function outcomeMatches(expected: Outcome, observed: Outcome): boolean {
-  const contended = (o: Outcome) => typeof o === "object" && o !== null && (o as { reason?: unknown }).reason === "contended";
+  const contended = (o: Outcome) => typeof o === "object" && o !== null && (o as { reason?: unknown }).reason === "changed while renewing";
   if (contended(observed)) return typeof expected === "object" && expected !== null && (expected as { renewed?: unknown }).renewed === false;
   return isDeepEqual(expected, observed);
 }

@@ -96,12 +96,21 @@ export const renewLeases: NamedSql = {
 WITH request AS (
   SELECT * FROM unnest($2::uuid[], $3::bigint[], $4::int[]) AS r(step_id, fencing_term, checkpoint_version)
 ),
+held AS (
+  -- Locks each presented lease and reads its latest version: a revoke or expiry that commits
+  -- while this waits is then named as such below, not guessed from an older snapshot.
+  SELECT l.* FROM lease l JOIN request r ON l.step_id = r.step_id AND l.fencing_term = r.fencing_term
+  ORDER BY l.step_id
+  FOR UPDATE OF l
+),
 renewed AS (
   UPDATE lease l
   SET renewed_at = now(),
       expires_at = least(now() + sc.lease_ttl_ms * ${MS}, a.deadline_at - sc.grace_ms * ${MS})
-  FROM request r, attempt a, step s, step_class sc, workflow w
-  WHERE l.step_id = r.step_id
+  FROM held h, request r, attempt a, step s, step_class sc, workflow w
+  WHERE l.step_id = h.step_id
+    AND l.fencing_term = h.fencing_term
+    AND r.step_id = h.step_id
     AND l.fencing_term = r.fencing_term
     AND l.owner_session_id = $1
     AND l.checkpoint_version = r.checkpoint_version
@@ -130,13 +139,13 @@ refused AS (
            WHEN l.policy_version <> sc.policy_version THEN 'policy changed'
            WHEN l.checkpoint_version <> r.checkpoint_version THEN 'checkpoint version mismatch'
            WHEN now() >= a.deadline_at - sc.grace_ms * ${MS} THEN 'deadline reached'
-           ELSE 'contended'
+           ELSE 'changed while renewing'
          END AS reason
   FROM request r
   JOIN step s ON s.id = r.step_id
   JOIN step_class sc ON sc.name = s.step_class
   JOIN workflow w ON w.id = s.workflow_id
-  LEFT JOIN lease l ON l.step_id = r.step_id AND l.fencing_term = r.fencing_term
+  LEFT JOIN held l ON l.step_id = r.step_id AND l.fencing_term = r.fencing_term
   LEFT JOIN attempt a ON a.id = l.attempt_id
   WHERE NOT EXISTS (SELECT 1 FROM renewed x WHERE x.step_id = r.step_id)
 ),
