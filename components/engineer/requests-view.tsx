@@ -1,13 +1,13 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
 import type { Route } from "next";
 import Link from "next/link";
 import type { RequestPage } from "@/lib/api/contract/engineer";
 import { WORKFLOW_STATUSES } from "@/lib/steps/vocabulary";
 import { Empty, ErrorState } from "@/components/ui/states";
 import { Time } from "@/components/ui/time";
-import { POLL_MS, engineerKeys, getJson, shortId } from "./api";
+import { engineerKeys, shortId } from "./api";
+import { usePolledPage } from "./use-polled-page";
 import { FilterForm, type FilterField } from "./filter-form";
 import { StateBadge } from "./state-badge";
 import styles from "./engineer.module.css";
@@ -22,14 +22,7 @@ const fields: readonly FilterField[] = [
 
 /** Requests, newest first. The first page polls; a later page (a cursor) stays put while read. */
 export function RequestsView({ query, values, initial, initialError }: { query: string; values: Record<string, string>; initial: RequestPage | null; initialError: string | null }) {
-  const onFirstPage = !values.cursor;
-  const result = useQuery({
-    queryKey: engineerKeys.requests(query),
-    queryFn: () => getJson<RequestPage>(`/api/requests?${query}`),
-    initialData: initial ?? undefined,
-    refetchInterval: onFirstPage && !initialError ? POLL_MS : false,
-    enabled: !initialError,
-  });
+  const result = usePolledPage<RequestPage>(engineerKeys.requests(query), `/api/requests?${query}`, values, initial, initialError);
   const withoutCursor = new URLSearchParams(query);
   withoutCursor.delete("cursor");
 
@@ -95,7 +88,7 @@ export function RequestsView({ query, values, initial, initialError }: { query: 
         </div>
       )}
       <nav className={styles.pager} aria-label="Pages">
-        {!onFirstPage ? <Link href={`/requests?${withoutCursor.toString()}` as Route}>← First page</Link> : null}
+        {values.cursor ? <Link href={`/requests?${withoutCursor.toString()}` as Route}>← First page</Link> : null}
         {result.data?.nextCursor ? (
           <Link href={`/requests?${new URLSearchParams([...withoutCursor, ["cursor", result.data.nextCursor]]).toString()}` as Route}>Next page →</Link>
         ) : null}

@@ -1,13 +1,13 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
 import type { Route } from "next";
 import Link from "next/link";
 import type { StepPage } from "@/lib/api/contract/engineer";
 import { LEASE_EVENT_KINDS, RECOVERY_CATEGORIES, STEP_STATES } from "@/lib/steps/vocabulary";
 import { Empty, ErrorState } from "@/components/ui/states";
 import { Time } from "@/components/ui/time";
-import { POLL_MS, engineerKeys, getJson, shortId } from "./api";
+import { engineerKeys, shortId } from "./api";
+import { usePolledPage } from "./use-polled-page";
 import { FilterForm, type FilterField } from "./filter-form";
 import { StateBadge } from "./state-badge";
 import styles from "./engineer.module.css";
@@ -29,14 +29,7 @@ const fields: readonly FilterField[] = [
 ];
 
 export function StepsView({ query, values, initial, initialError }: { query: string; values: Record<string, string>; initial: StepPage | null; initialError: string | null }) {
-  const onFirstPage = !values.cursor;
-  const result = useQuery({
-    queryKey: engineerKeys.steps(query),
-    queryFn: () => getJson<StepPage>(`/api/steps?${query}`),
-    initialData: initial ?? undefined,
-    refetchInterval: onFirstPage && !initialError ? POLL_MS : false,
-    enabled: !initialError,
-  });
+  const result = usePolledPage<StepPage>(engineerKeys.steps(query), `/api/steps?${query}`, values, initial, initialError);
   const withoutCursor = new URLSearchParams(query);
   withoutCursor.delete("cursor");
 
@@ -115,7 +108,7 @@ export function StepsView({ query, values, initial, initialError }: { query: str
         </div>
       )}
       <nav className={styles.pager} aria-label="Pages">
-        {!onFirstPage ? <Link href={`/steps?${withoutCursor.toString()}` as Route}>← First page</Link> : null}
+        {values.cursor ? <Link href={`/steps?${withoutCursor.toString()}` as Route}>← First page</Link> : null}
         {result.data?.nextCursor ? (
           <Link href={`/steps?${new URLSearchParams([...withoutCursor, ["cursor", result.data.nextCursor]]).toString()}` as Route}>Next page →</Link>
         ) : null}
