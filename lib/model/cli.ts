@@ -2,12 +2,16 @@
  * The long tier of the model-based test: the same property as lib/model/engine.model.db.test.ts,
  * outside vitest, on a throwaway database cloned from the migrated template.
  *
- *   npm run test:model -- --runs 100000 [--seed=N --path=P --replay-path=R] [--max-commands 50] [--no-shrink]
+ *   npm run test:model -- --runs 100000 [--jobs 2] [--seed=N --path=P --replay-path=R] [--max-commands 50] [--no-shrink]
  *
  * Prints throughput (sequences per minute) as it goes, and on failure the shrunk counterexample
- * with the seed and path that replay it.
+ * with the seed and path that replay it. `--jobs N` splits the runs over N processes, each with
+ * its own database and the seed base + i, because one process leaves a core idle while it waits
+ * on PostgreSQL; a failure in any of them replays alone from the seed and path it prints.
  */
-import { randomBytes } from "node:crypto";
+import { fork } from "node:child_process";
+import { randomBytes, randomInt } from "node:crypto";
+import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import fc from "fast-check";
 import pg from "pg";
@@ -19,6 +23,7 @@ import { engineProperty } from "./commands";
 const { values } = parseArgs({
   options: {
     runs: { type: "string", default: "1000" },
+    jobs: { type: "string", default: "1" },
     seed: { type: "string" },
     path: { type: "string" },
     "replay-path": { type: "string" },
@@ -27,7 +32,16 @@ const { values } = parseArgs({
   },
 });
 
+/** The last line a run prints, read by the parent of a `--jobs` run. */
+const RESULT_PREFIX = "model-result ";
+
 async function main(): Promise<number> {
+  const jobs = Number(values.jobs);
+  if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`--jobs must be a positive integer, got ${values.jobs}`);
+  if (jobs > 1) {
+    if (values.path !== undefined) throw new Error("--path replays one run: use it without --jobs");
+    return runJobs(jobs);
+  }
   const server = await resolveDatabaseUrl({ database: "postgres" });
   await prepareTemplate(server.url);
   const name = `fenceline_model_${process.pid}_${randomBytes(4).toString("hex")}`;
@@ -59,6 +73,7 @@ async function main(): Promise<number> {
     });
     clearInterval(progress);
     report("done");
+    console.log(RESULT_PREFIX + JSON.stringify({ ...stats, failed: details.failed, seconds: (Date.now() - startedAt) / 1000 }));
     if (details.failed) {
       console.error(fc.defaultReportMessage(details));
       console.error(details.errorInstance);
@@ -71,6 +86,38 @@ async function main(): Promise<number> {
     await withAdmin(server.url, (admin) => admin.query(`DROP DATABASE ${pg.escapeIdentifier(name)} WITH (FORCE)`));
     await server.stop();
   }
+}
+
+/** Runs `jobs` copies of this command over a share of the runs each and sums what they report. */
+async function runJobs(jobs: number): Promise<number> {
+  const runs = Number(values.runs);
+  const base = values.seed === undefined ? randomInt(2 ** 31 - jobs) : Number(values.seed);
+  const startedAt = Date.now();
+  const shards = Array.from({ length: jobs }, (_, i) => {
+    const args = ["--runs", String(Math.floor(runs / jobs) + (i < runs % jobs ? 1 : 0)), "--seed", String(base + i)];
+    args.push("--max-commands", values["max-commands"]);
+    if (values["no-shrink"]) args.push("--no-shrink");
+    console.log(`job ${i}: seed ${base + i}`);
+    const child = fork(process.argv[1]!, args, { stdio: ["ignore", "pipe", "inherit", "ipc"] });
+    let result: { sequences: number; commands: number; failed: boolean } | undefined;
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      if (line.startsWith(RESULT_PREFIX)) result = JSON.parse(line.slice(RESULT_PREFIX.length));
+      else console.log(`job ${i}: ${line}`);
+    });
+    return new Promise<{ code: number; result: typeof result }>((resolve) =>
+      child.on("exit", (code) => resolve({ code: code ?? 1, result })),
+    );
+  });
+  const outcomes = await Promise.all(shards);
+  const sequences = outcomes.reduce((sum, o) => sum + (o.result?.sequences ?? 0), 0);
+  const commands = outcomes.reduce((sum, o) => sum + (o.result?.commands ?? 0), 0);
+  const minutes = (Date.now() - startedAt) / 60_000;
+  console.log(
+    `all jobs: ${sequences} sequences, ${commands} commands in ${(minutes * 60).toFixed(1)} s ` +
+      `(${Math.round(sequences / minutes)} sequences/min, ${Math.round(commands / minutes)} commands/min); ` +
+      `${outcomes.filter((o) => o.code !== 0).length} of ${jobs} jobs failed`,
+  );
+  return outcomes.every((o) => o.code === 0) ? 0 : 1;
 }
 
 main().then(
