@@ -129,6 +129,24 @@ describe("metric series", () => {
     expect(series("fencing_rejections").listHref).toBe(`/steps?hasRejection=true&from=${encodeURIComponent(at(0))}&to=${encodeURIComponent(at(600))}`);
   });
 
+  test("rank what falls in a narrower range against the history before it", async ({ db }) => {
+    await seed(db.pool);
+    const read = async (from: number, to: number) => {
+      const metrics = await readMetrics(db.pool, resolveRange(metricsQuery.parse({ from: at(from), to: at(to), bucket: "1m" })));
+      return (id: string) => metrics.uncertainty.find((m) => m.id === id)!;
+    };
+    // ref-1 (180) lies before the range: ref-2 (320) is still the step's second reference.
+    const late = await read(300, 600);
+    expect(late("duplicate_external_references").total).toEqual({ duplicate: 1 });
+    // The first invocation (360) is read from the attempts, whatever the range.
+    const settled = await read(400, 600);
+    expect(settled("time_to_settle").total).toMatchObject({ receipt_p50: 60 });
+    expect(settled("open_review_cases").points.map((p) => p.values.open)).toEqual([1, 1, 1, 1]);
+    // Only ref-1 was seen before 300: no duplicate yet.
+    const early = await read(0, 300);
+    expect(early("duplicate_external_references").total).toEqual({ duplicate: 0 });
+  });
+
   test("refuse a reversed, too long, or too finely bucketed range", () => {
     expect(() => resolveRange({ from: at(60), to: at(0), bucket: "1m" })).toThrow(/before/);
     expect(() => resolveRange({ from: at(0), to: at(40 * 86_400), bucket: "1d" })).toThrow(/31 days/);

@@ -85,28 +85,32 @@ GROUP BY GROUPING SETS ((bucket, key), (key))`,
 
 /**
  * From the step's first invocation to its receipt (automatic verification) or to the review
- * case's resolution by a person, bucketed by when it was settled.
+ * case's resolution by a person, bucketed by when it was settled. Only steps settled in the range
+ * are read, each one's first invocation by its attempts' (step_id, fencing_term) index.
  */
 export const timeToSettle: NamedSql = {
   name: "fl_metric_time_to_settle",
   text: `
-WITH first_invocation AS (
-  SELECT step_id, min(invocation_began_at) AS began_at FROM attempt WHERE invocation_began_at IS NOT NULL GROUP BY step_id
-),
-settled AS (
-  SELECT r.created_at AS at, 'receipt' AS via, extract(epoch FROM r.created_at - f.began_at)::float8 AS seconds
-  FROM receipt r JOIN first_invocation f ON f.step_id = r.step_id
+WITH settled AS (
+  SELECT r.step_id, r.created_at AS at, 'receipt' AS via
+  FROM receipt r
   WHERE r.verification_method <> 'manual_review' AND r.created_at >= $1 AND r.created_at < $2
   UNION ALL
-  SELECT rc.resolved_at, 'manual', extract(epoch FROM rc.resolved_at - f.began_at)::float8
-  FROM review_case rc JOIN first_invocation f ON f.step_id = rc.step_id
+  SELECT rc.step_id, rc.resolved_at, 'manual'
+  FROM review_case rc
   WHERE rc.status = 'resolved' AND rc.resolved_at >= $1 AND rc.resolved_at < $2
+),
+timed AS (
+  SELECT s.at, s.via, extract(epoch FROM s.at - f.began_at)::float8 AS seconds
+  FROM settled s
+  CROSS JOIN LATERAL (SELECT min(a.invocation_began_at) AS began_at FROM attempt a WHERE a.step_id = s.step_id) f
+  WHERE f.began_at IS NOT NULL
 ),
 stats AS (
   SELECT bucket, via,
          percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS p50,
          percentile_cont(0.95) WITHIN GROUP (ORDER BY seconds) AS p95
-  FROM (SELECT date_bin($3::interval, at, $1::timestamptz) AS bucket, via, seconds FROM settled) e
+  FROM (SELECT date_bin($3::interval, at, $1::timestamptz) AS bucket, via, seconds FROM timed) e
   GROUP BY GROUPING SETS ((bucket, via), (via))
 )
 SELECT bucket, via || '_' || key AS key, value FROM stats
@@ -134,18 +138,31 @@ GROUP BY GROUPING SETS ((bucket, key), (key))`,
 /**
  * Every distinct external reference a step was told about (attempt responses, late
  * observations, receipts), first sighting each; a step's second and later references are
- * duplicates: the destination may hold more than one effect for one step.
+ * duplicates: the destination may hold more than one effect for one step. Only steps told of a
+ * reference within the range can have a duplicate first seen there; their whole history is read
+ * to rank it.
  */
 export const duplicateReferences: NamedSql = {
   name: "fl_metric_duplicate_references",
   text: `
-WITH sighting AS (
-  SELECT step_id, external_reference AS reference, coalesce(response_observed_at, ended_at, created_at) AS at
-  FROM attempt WHERE external_reference IS NOT NULL
+WITH told_in_range AS (
+  SELECT step_id FROM attempt
+  WHERE external_reference IS NOT NULL
+    AND coalesce(response_observed_at, ended_at, created_at) >= $1 AND coalesce(response_observed_at, ended_at, created_at) < $2
+  UNION
+  SELECT step_id FROM late_observation WHERE external_reference IS NOT NULL AND at >= $1 AND at < $2
+  UNION
+  SELECT step_id FROM receipt WHERE external_reference IS NOT NULL AND created_at >= $1 AND created_at < $2
+),
+sighting AS (
+  SELECT a.step_id, a.external_reference AS reference, coalesce(a.response_observed_at, a.ended_at, a.created_at) AS at
+  FROM attempt a JOIN told_in_range t ON t.step_id = a.step_id WHERE a.external_reference IS NOT NULL
   UNION ALL
-  SELECT step_id, external_reference, at FROM late_observation WHERE external_reference IS NOT NULL
+  SELECT lo.step_id, lo.external_reference, lo.at
+  FROM late_observation lo JOIN told_in_range t ON t.step_id = lo.step_id WHERE lo.external_reference IS NOT NULL
   UNION ALL
-  SELECT step_id, external_reference, created_at FROM receipt WHERE external_reference IS NOT NULL
+  SELECT r.step_id, r.external_reference, r.created_at
+  FROM receipt r JOIN told_in_range t ON t.step_id = r.step_id WHERE r.external_reference IS NOT NULL
 ),
 first_seen AS (
   SELECT step_id, reference, min(at) AS at FROM sighting GROUP BY step_id, reference
@@ -169,16 +186,24 @@ FROM (SELECT date_bin($3::interval, rd.decided_at, $1::timestamptz) AS bucket,
 GROUP BY GROUPING SETS ((bucket, key), (key))`,
 };
 
-/** Review cases open at the end of each bucket (or now, for the bucket still running). */
+/**
+ * Review cases open at the end of each bucket (or now, for the bucket still running). Only cases
+ * open at some moment of the range are counted per bucket: those opened before its end and not
+ * resolved before its start.
+ */
 export const openReviewCases: NamedSql = {
   name: "fl_metric_open_review_cases",
   text: `
 WITH buckets AS (
   SELECT b AS bucket, least(b + $3::interval, now()) AS at
   FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 microsecond', $3::interval) AS b
+),
+in_range AS MATERIALIZED (
+  SELECT opened_at, resolved_at FROM review_case
+  WHERE opened_at < $2 AND (resolved_at IS NULL OR resolved_at >= $1)
 )
 SELECT bk.bucket, 'open' AS key,
-       (SELECT count(*) FROM review_case rc
+       (SELECT count(*) FROM in_range rc
         WHERE rc.opened_at < bk.at AND (rc.resolved_at IS NULL OR rc.resolved_at >= bk.at))::float8 AS value
 FROM buckets bk
 UNION ALL

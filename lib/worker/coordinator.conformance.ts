@@ -5,6 +5,7 @@
  * the same records left behind. Run by coordinator.direct.db.test.ts and
  * coordinator.http.db.test.ts against a real database.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import type { Pool } from "pg";
 import { describe, expect, onTestFinished } from "vitest";
 import { dbTest as test, type TestDatabase } from "@/lib/db/test-database";
@@ -324,6 +325,16 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
       const elapsed = performance.now() - startedAt;
       expect(elapsed).toBeGreaterThanOrEqual(250);
       expect(elapsed).toBeLessThan(3_000);
+    });
+
+    test("a step made ready while no one waits (a claim in flight) wakes the next wait at once", async ({ db }) => {
+      const { coordinator } = await worker(db);
+      await coordinator.waitForWork(100);
+      await createSingleStepWorkflows(db.pool, 1, step);
+      await delay(300); // the notification arrives with no waiter
+      const startedAt = performance.now();
+      await coordinator.waitForWork(10_000);
+      expect(performance.now() - startedAt).toBeLessThan(3_000);
     });
   });
 }

@@ -47,7 +47,12 @@ export function directCoordinator(pool: Pool): Coordinator {
   let listening: Promise<void> | null = null;
   let stopListening: () => Promise<void> = async () => undefined;
   const waiters = new Set<() => void>();
+  // A notification that arrives while no one waits (a claim is in flight, and its snapshot may
+  // predate the new step) is kept for the next wait, which then returns at once instead of
+  // sleeping until its timeout.
+  let missed = false;
   const wakeAll = () => {
+    if (waiters.size === 0) missed = true;
     for (const wake of waiters) wake();
     waiters.clear();
   };
@@ -104,6 +109,10 @@ export function directCoordinator(pool: Pool): Coordinator {
       (await runRecoveryScan(pool, { decidedBy, batchSize })).length + (await sweepPermits(pool, batchSize)),
     waitForWork: async (timeoutMs) => {
       await listen();
+      if (missed) {
+        missed = false;
+        return;
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           waiters.delete(done);
