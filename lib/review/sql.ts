@@ -98,6 +98,13 @@ LIMIT 20`,
 const resolvedColumns = `c.id, c.step_id, c.resolution, c.resolved_by, c.resolved_at, c.version`;
 
 /**
+ * Locks the request of case $1. Every resolution takes the request's row before the case's, the
+ * order a cancel takes them in, so two resolutions of one case (or a resolution and a cancel)
+ * queue one behind the other; in opposite orders they deadlocked.
+ */
+const lockRequestOfCase = `SELECT w.id FROM workflow w JOIN review_case rc ON rc.workflow_id = w.id WHERE rc.id = $1 FOR UPDATE OF w`;
+
+/**
  * Confirm delivered, the guarded half: closes case $1 at version $2 for actor $3 ($4 note, $5
  * external reference) while its step is indeterminate, and names the step's latest attempt. The
  * caller completes the step with a manual-review receipt in the same transaction.
@@ -105,11 +112,13 @@ const resolvedColumns = `c.id, c.step_id, c.resolution, c.resolved_by, c.resolve
 export const resolveDelivered: NamedSql = {
   name: "fl_review_resolve_delivered",
   text: `
+WITH request AS (${lockRequestOfCase})
 UPDATE review_case c
 SET status = 'resolved', resolution = 'confirm_delivered', resolved_by = $3, resolved_at = now(),
     resolution_note = $4, external_reference = $5, version = c.version + 1
-FROM step s
+FROM step s, request r
 WHERE c.id = $1 AND c.status = 'open' AND c.version = $2
+  AND r.id = c.workflow_id
   AND s.id = c.step_id AND s.state = 'indeterminate'
 RETURNING ${resolvedColumns},
           (SELECT a.id FROM attempt a WHERE a.step_id = s.id ORDER BY a.fencing_term DESC LIMIT 1) AS attempt_id`,
@@ -168,12 +177,14 @@ SELECT * FROM resolved`,
 export const resolveAbandon: NamedSql = {
   name: "fl_review_resolve_abandon",
   text: `
-WITH resolved AS (
+WITH request AS (${lockRequestOfCase}),
+resolved AS (
   UPDATE review_case c
   SET status = 'resolved', resolution = 'abandon', resolved_by = $3, resolved_at = now(),
       resolution_note = $4, version = c.version + 1
-  FROM step s
+  FROM step s, request r
   WHERE c.id = $1 AND c.status = 'open' AND c.version = $2
+    AND r.id = c.workflow_id
     AND s.id = c.step_id AND s.state = 'indeterminate'
   RETURNING ${resolvedColumns}, c.workflow_id
 ),
