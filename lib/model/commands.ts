@@ -8,7 +8,7 @@ import fc from "fast-check";
 import type { Pool } from "pg";
 import { KINDS, Model, SLOTS, WORKERS } from "./model";
 import {
-  Cancel, Claim, Create, Expire, nextFor, Pause, Renew, Resolve, Revoke, Scan, TwoScans, type Op, type Outcome,
+  Cancel, Claim, Create, Expire, nextFor, Pause, Renew, Resolve, Revoke, Scan, scanSkipping, TwoScans, type Op, type Outcome,
 } from "./ops";
 import { checkInvariants, prepareDatabase, project, readSnapshot, Real, type Snapshot } from "./real";
 
@@ -129,6 +129,15 @@ class Race implements fc.AsyncCommand<Model, Real> {
       const ob = b.apply(model, pb);
       const oa = a.apply(model, pa);
       orders.push({ model, outcomes: [oa, ob], order: `${b} then ${a}` });
+    }
+    // A scan may also have skipped the lease the other operation held locked at that moment.
+    for (const [i, scan, other, po] of [[0, a, b, pb], [1, b, a, pa]] as const) {
+      const slot = (other as { slot?: unknown }).slot;
+      if (!(scan instanceof Scan || scan instanceof TwoScans) || typeof slot !== "number") continue;
+      const model = m.clone();
+      const oo = other.apply(model, po);
+      const os = scanSkipping(model, slot);
+      orders.push({ model, outcomes: i === 0 ? [os, oo] : [oo, os], order: `${other}, while ${scan} skipped s${slot}` });
     }
     const [ra, rb] = await r.concurrently(() => a.exec(r, pa), () => b.exec(r, pb));
     if (ra.status === "rejected") throw ra.reason;

@@ -96,9 +96,15 @@ export class Expire extends Op<null> {
   toString = () => `expire(s${this.slot})`;
 }
 
-const scanModel = (m: Model) =>
+const scanModel = (m: Model) => scanSkipping(m, null);
+
+/**
+ * The scan with one slot left out: the scan skips (SKIP LOCKED) a lease that a concurrent
+ * operation holds locked, and a later scan decides it.
+ */
+export const scanSkipping = (m: Model, skipped: number | null) =>
   m.steps.flatMap((step) =>
-    step?.lease && step.lease.ended === null && step.lease.pastExpiry ? [`s${step.slot}:${recover(step, "expired")}`] : [],
+    step?.lease && step.lease.ended === null && step.lease.pastExpiry && step.slot !== skipped ? [`s${step.slot}:${recover(step, "expired")}`] : [],
   ).sort();
 
 const labelled = (r: Real, decided: readonly { stepId: string; decision: { category: string } }[]) =>
