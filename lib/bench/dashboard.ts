@@ -27,7 +27,7 @@ export type DashboardResult = {
   readonly reviewQueue: ReadFigures;
   readonly metrics: ReadFigures;
   readonly metricsDay: ReadFigures;
-  /** Each metric's statement alone over the default range, median of 3, ms: what the series read waits on. */
+  /** Each distinct metric statement alone over the default range, by statement name, median of 3, ms: what the series read waits on. */
   readonly metricStatementsMs: Record<string, number>;
 };
 
@@ -75,14 +75,14 @@ export async function measureDashboard(scale: number, samples: number, log: (lin
     );
     const range = resolveRange({ bucket: "1m" });
     const metricStatementsMs: Record<string, number> = {};
-    for (const metric of METRICS) {
+    for (const metric of METRICS.filter((m, i) => METRICS.findIndex((other) => other.statement === m.statement) === i)) {
       const times: number[] = [];
       for (let i = 0; i < 3; i += 1) {
         const startedAt = performance.now();
         await readMetric(pool, metric, range.from, range.to, 60);
         times.push(performance.now() - startedAt);
       }
-      metricStatementsMs[metric.id] = round(percentile(times, 50), 1);
+      metricStatementsMs[metric.statement.name] = round(percentile(times, 50), 1);
     }
     return {
       steps: seed.steps,

@@ -27,6 +27,7 @@ export type MetricDefinition = {
   /** The series, in display order; each becomes a Prometheus label value of `label`. */
   readonly keys: readonly string[];
   readonly label: string | null;
+  /** Run once per read however many metrics share it; a sharing metric takes only its keys' rows. */
   readonly statement: NamedSql;
   /** The filtered step list behind the metric, for a range. */
   readonly list: ((range: { from: string; to: string }) => string) | null;
@@ -47,7 +48,7 @@ export const METRICS: readonly MetricDefinition[] = [
     definition: "Leases granted (lease events `acquired`), one per fencing term, bucketed by the database time of the grant.",
     keys: ["acquired"],
     label: null,
-    statement: sql.acquisitions,
+    statement: sql.leaseEventCounts,
     list: stepsWith({ leaseEvent: "acquired" }),
   },
   {
@@ -59,7 +60,7 @@ export const METRICS: readonly MetricDefinition[] = [
     definition: "Renewals the database accepted (lease events `renewed`). A healthy holder renews every renewEveryMs of its step class.",
     keys: ["renewed"],
     label: null,
-    statement: sql.renewals,
+    statement: sql.leaseEventCounts,
     list: stepsWith({ leaseEvent: "renewed" }),
   },
   {
@@ -72,7 +73,7 @@ export const METRICS: readonly MetricDefinition[] = [
       "Renewals the database refused (lease events `renewal_refused`: term superseded, lease ended, policy changed…). A refusal is an answer; a renewal whose answer never arrived is not counted here.",
     keys: ["renewal_refused"],
     label: null,
-    statement: sql.renewalRefusals,
+    statement: sql.leaseEventCounts,
     list: stepsWith({ leaseEvent: "renewal_refused" }),
   },
   {
@@ -85,7 +86,7 @@ export const METRICS: readonly MetricDefinition[] = [
       "Leases the recovery scan found past expiresAt on the database clock (lease events `expiry_observed`). An expiry does not mean the worker stopped; each one opens a recovery decision.",
     keys: ["expiry_observed"],
     label: null,
-    statement: sql.expiries,
+    statement: sql.leaseEventCounts,
     list: stepsWith({ leaseEvent: "expiry_observed" }),
   },
   {
@@ -137,7 +138,7 @@ export const METRICS: readonly MetricDefinition[] = [
     definition: "Leases an engineer revoked (lease events `revoked`): an explicit admin act, never an expiry, and never a cancellation at the destination.",
     keys: ["revoked"],
     label: null,
-    statement: sql.revocations,
+    statement: sql.leaseEventCounts,
     list: stepsWith({ leaseEvent: "revoked" }),
   },
   {

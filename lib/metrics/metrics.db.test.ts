@@ -87,6 +87,12 @@ async function seed(pool: import("pg").Pool): Promise<void> {
     `INSERT INTO review_case (step_id, workflow_id, reason, evidence, review_by, opened_at) VALUES ($1, $2, 'outcome unknown', '{}', $3, $3)`,
     [stepId, workflowId, at(300)],
   );
+  // An earlier case, opened at 60 and resolved by a person at 480: 120 s after the first invocation.
+  await pool.query(
+    `INSERT INTO review_case (step_id, workflow_id, reason, evidence, review_by, opened_at, status, resolution, resolved_by, resolved_at)
+     VALUES ($1, $2, 'outcome unknown', '{}', $3, $3, 'resolved', 'confirm_delivered', 'support@test', $4)`,
+    [stepId, workflowId, at(60), at(480)],
+  );
 }
 
 describe("metric series", () => {
@@ -117,7 +123,7 @@ describe("metric series", () => {
     expect(series("lease_revocations").total).toEqual({ revoked: 1 });
 
     expect(series("steps_entering_unknown").total).toEqual({ lease_expired: 1, attempt_failed: 0, lease_revoked: 0 });
-    expect(series("time_to_settle").total).toMatchObject({ receipt_p50: 60, receipt_p95: 60, manual_p50: null });
+    expect(series("time_to_settle").total).toMatchObject({ receipt_p50: 60, receipt_p95: 60, manual_p50: 120 });
     expect(column("time_to_settle", "receipt_p50")[7]).toBe(60);
     expect(series("late_observations").total).toEqual({ late: 1 });
     expect(series("fencing_rejections").total).toMatchObject({ expired: 2, superseded: 0 });
@@ -125,7 +131,8 @@ describe("metric series", () => {
     expect(series("duplicate_external_references").total).toEqual({ duplicate: 1 });
     expect(column("duplicate_external_references", "duplicate")[5]).toBe(1);
     expect(series("recovery_decisions_by_capability").total).toMatchObject({ prohibited: 1, idempotency_protected: 1, safe: 0 });
-    expect(column("open_review_cases", "open")).toEqual([0, 0, 0, 0, 0, 1, 1, 1, 1, 1]);
+    // Open at each bucket's end: the earlier case from 60 until 480 (still open at 480), the later from 300.
+    expect(column("open_review_cases", "open")).toEqual([0, 1, 1, 1, 1, 2, 2, 2, 1, 1]);
     expect(series("fencing_rejections").listHref).toBe(`/steps?hasRejection=true&from=${encodeURIComponent(at(0))}&to=${encodeURIComponent(at(600))}`);
   });
 
@@ -141,7 +148,7 @@ describe("metric series", () => {
     // The first invocation (360) is read from the attempts, whatever the range.
     const settled = await read(400, 600);
     expect(settled("time_to_settle").total).toMatchObject({ receipt_p50: 60 });
-    expect(settled("open_review_cases").points.map((p) => p.values.open)).toEqual([1, 1, 1, 1]);
+    expect(settled("open_review_cases").points.map((p) => p.values.open)).toEqual([2, 1, 1, 1]);
     // Only ref-1 was seen before 300: no duplicate yet.
     const early = await read(0, 300);
     expect(early("duplicate_external_references").total).toEqual({ duplicate: 0 });
@@ -177,6 +184,6 @@ describe("prometheus totals", () => {
     expect(text).toContain('fenceline_uncertainty_fencing_rejections_total{reason="expired"} 2\n');
     expect(text).toContain("# TYPE fenceline_uncertainty_open_review_cases gauge\nfenceline_uncertainty_open_review_cases 1\n");
     expect(text).toContain('fenceline_uncertainty_time_to_settle_seconds{stat="receipt_p50"} 60\n');
-    expect(text).not.toContain('stat="manual_p50"');
+    expect(text).toContain('fenceline_uncertainty_time_to_settle_seconds{stat="manual_p50"} 120\n');
   });
 });

@@ -6,7 +6,7 @@
  */
 import type { Pool } from "pg";
 import { METRICS, type MetricDefinition } from "./definitions";
-import { readMetric } from "./series";
+import { readMetricRows } from "./series";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -55,14 +55,13 @@ export function renderExposition(totals: MetricTotals, metrics: readonly MetricD
 
 export async function readTotals(pool: Pool, now = new Date()): Promise<MetricTotals> {
   const to = new Date(now.getTime() + 1000);
-  const entries = await Promise.all(
-    METRICS.map(async (metric) => {
-      const rows = await readMetric(pool, metric, ALL_TIME_FROM, to, ALL_TIME_BUCKET_SECONDS);
-      const totals = new Map(rows.filter((row) => row.bucket === null).map((row) => [row.key, row.value] as const));
-      return [metric.id, totals] as const;
+  const rows = await readMetricRows(pool, METRICS, ALL_TIME_FROM, to, ALL_TIME_BUCKET_SECONDS);
+  return new Map(
+    METRICS.map((metric) => {
+      const totals = rows.get(metric.id)!.filter((row) => row.bucket === null).map((row) => [row.key, row.value] as const);
+      return [metric.id, new Map(totals)] as const;
     }),
   );
-  return new Map(entries);
 }
 
 export async function prometheusExposition(pool: Pool): Promise<string> {

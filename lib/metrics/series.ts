@@ -37,6 +37,28 @@ export async function readMetric(pool: Pool, metric: MetricDefinition, from: Dat
   return run<Row>(pool, metric.statement, [from, to, `${bucketSeconds} seconds`]);
 }
 
+/** Every metric's rows, by metric id, running each distinct statement once. */
+export async function readMetricRows(
+  pool: Pool,
+  metrics: readonly MetricDefinition[],
+  from: Date,
+  to: Date,
+  bucketSeconds: number,
+): Promise<Map<string, Row[]>> {
+  const reads = new Map<MetricDefinition["statement"], Promise<Row[]>>();
+  for (const metric of metrics) {
+    if (!reads.has(metric.statement)) reads.set(metric.statement, readMetric(pool, metric, from, to, bucketSeconds));
+  }
+  const entries = await Promise.all(
+    metrics.map(async (metric) => {
+      const rows = await reads.get(metric.statement)!;
+      const shared = metrics.some((other) => other !== metric && other.statement === metric.statement);
+      return [metric.id, shared ? rows.filter((row) => metric.keys.includes(row.key)) : rows] as const;
+    }),
+  );
+  return new Map(entries);
+}
+
 function toSeries(metric: MetricDefinition, rows: readonly Row[], range: MetricsRange, bucketSeconds: number): MetricSeries {
   const keys = [...metric.keys, ...new Set(rows.map((row) => row.key).filter((key) => !metric.keys.includes(key)))];
   const empty = metric.kind === "count" ? 0 : null;
@@ -76,9 +98,8 @@ function toSeries(metric: MetricDefinition, rows: readonly Row[], range: Metrics
 
 export async function readMetrics(pool: Pool, range: MetricsRange): Promise<Metrics> {
   const bucketSeconds = METRIC_BUCKETS[range.bucket];
-  const series = await Promise.all(
-    METRICS.map(async (metric) => toSeries(metric, await readMetric(pool, metric, range.from, range.to, bucketSeconds), range, bucketSeconds)),
-  );
+  const rows = await readMetricRows(pool, METRICS, range.from, range.to, bucketSeconds);
+  const series = METRICS.map((metric) => toSeries(metric, rows.get(metric.id)!, range, bucketSeconds));
   return {
     from: range.from.toISOString(),
     to: range.to.toISOString(),

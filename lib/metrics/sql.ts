@@ -6,20 +6,20 @@
  */
 import type { NamedSql } from "@/lib/engine/db";
 
-const leaseEventCount = (name: string, kind: string): NamedSql => ({
-  name,
+/**
+ * Lease events counted by kind: one pass over the range's events serves the five count metrics
+ * of lease churn (acquisitions, renewals, renewal refusals, expiries, revocations).
+ */
+export const leaseEventCounts: NamedSql = {
+  name: "fl_metric_lease_event_counts",
   text: `
-SELECT bucket, '${kind}' AS key, count(*)::float8 AS value
-FROM (SELECT date_bin($3::interval, le.at, $1::timestamptz) AS bucket
-      FROM lease_event le WHERE le.kind = '${kind}' AND le.at >= $1 AND le.at < $2) e
-GROUP BY GROUPING SETS ((bucket), ())`,
-});
-
-export const acquisitions = leaseEventCount("fl_metric_acquisitions", "acquired");
-export const renewals = leaseEventCount("fl_metric_renewals", "renewed");
-export const renewalRefusals = leaseEventCount("fl_metric_renewal_refusals", "renewal_refused");
-export const expiries = leaseEventCount("fl_metric_expiries", "expiry_observed");
-export const revocations = leaseEventCount("fl_metric_revocations", "revoked");
+SELECT bucket, kind::text AS key, count(*)::float8 AS value
+FROM (SELECT date_bin($3::interval, le.at, $1::timestamptz) AS bucket, le.kind
+      FROM lease_event le
+      WHERE le.kind IN ('acquired', 'renewed', 'renewal_refused', 'expiry_observed', 'revoked')
+        AND le.at >= $1 AND le.at < $2) e
+GROUP BY GROUPING SETS ((bucket, kind), (kind))`,
+};
 
 /** Age of a lease when its expiry was observed, and how long after expiresAt the scan saw it. */
 export const expiryAge: NamedSql = {
@@ -187,25 +187,31 @@ GROUP BY GROUPING SETS ((bucket, key), (key))`,
 };
 
 /**
- * Review cases open at the end of each bucket (or now, for the bucket still running). Only cases
- * open at some moment of the range are counted per bucket: those opened before its end and not
- * resolved before its start.
+ * Review cases open at the end of each bucket (or now, for the bucket still running): the cases
+ * open at the range's start, plus a running sum of openings and resolutions. A case counts from
+ * the first bucket that ends after it opened until the first that ends after it was resolved.
  */
 export const openReviewCases: NamedSql = {
   name: "fl_metric_open_review_cases",
   text: `
 WITH buckets AS (
-  SELECT b AS bucket, least(b + $3::interval, now()) AS at
-  FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 microsecond', $3::interval) AS b
+  SELECT b AS bucket FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 microsecond', $3::interval) AS b
 ),
-in_range AS MATERIALIZED (
+in_range AS (
   SELECT opened_at, resolved_at FROM review_case
   WHERE opened_at < $2 AND (resolved_at IS NULL OR resolved_at >= $1)
+),
+change AS (
+  SELECT greatest(date_bin($3::interval, opened_at, $1::timestamptz), $1::timestamptz) AS bucket, 1 AS delta FROM in_range
+  UNION ALL
+  SELECT date_bin($3::interval, resolved_at, $1::timestamptz), -1 FROM in_range WHERE resolved_at < $2
+),
+per_bucket AS (
+  SELECT bk.bucket, coalesce(sum(c.delta), 0) AS delta
+  FROM buckets bk LEFT JOIN change c ON c.bucket = bk.bucket
+  GROUP BY bk.bucket
 )
-SELECT bk.bucket, 'open' AS key,
-       (SELECT count(*) FROM in_range rc
-        WHERE rc.opened_at < bk.at AND (rc.resolved_at IS NULL OR rc.resolved_at >= bk.at))::float8 AS value
-FROM buckets bk
+SELECT bucket, 'open' AS key, (sum(delta) OVER (ORDER BY bucket))::float8 AS value FROM per_bucket
 UNION ALL
 SELECT NULL, 'open', count(*)::float8 FROM review_case WHERE status = 'open'`,
 };
