@@ -56,6 +56,33 @@ describe("confirm delivered", () => {
   });
 });
 
+describe("lock order", () => {
+  // A cancel or a "not delivered" resolution holds the request's row and then writes the case. A
+  // "delivered" resolution that took the case first and the request second would deadlock with it.
+  for (const resolution of ["confirm_delivered", "abandon"] as const) {
+    test(`${resolution} waits for a transaction holding the request before touching the case`, async ({ db }) => {
+      const review = await caseUnderReview(db.pool);
+      const other = await db.pool.connect();
+      try {
+        await other.query("BEGIN");
+        await other.query("SELECT id FROM workflow WHERE id = $1 FOR UPDATE", [review.workflowId]);
+        const body =
+          resolution === "confirm_delivered"
+            ? ({ resolution, version: review.version, externalReference: "opq_1", note: "" } as const)
+            : ({ resolution, version: review.version, note: "", customerReason: "We could not complete this." } as const);
+        const resolving = resolveReviewCase(db.pool, review.caseId, body, "grace");
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await other.query("SET LOCAL lock_timeout = '2s'");
+        await other.query("UPDATE review_case SET assignee = assignee WHERE id = $1", [review.caseId]);
+        await other.query("COMMIT");
+        expect(await resolving).toMatchObject({ resolution, replayed: false });
+      } finally {
+        other.release();
+      }
+    });
+  }
+});
+
 describe("refusals", () => {
   test("a different decision on a resolved case names who resolved it and when", async ({ db }) => {
     const review = await caseUnderReview(db.pool);
