@@ -48,7 +48,7 @@ export const METRICS: readonly MetricDefinition[] = [
     definition: "Leases granted (lease events `acquired`), one per fencing term, bucketed by the database time of the grant.",
     keys: ["acquired"],
     label: null,
-    statement: sql.leaseEventCounts,
+    statement: sql.leaseChurn,
     list: stepsWith({ leaseEvent: "acquired" }),
   },
   {
@@ -60,7 +60,7 @@ export const METRICS: readonly MetricDefinition[] = [
     definition: "Renewals the database accepted (lease events `renewed`). A healthy holder renews every renewEveryMs of its step class.",
     keys: ["renewed"],
     label: null,
-    statement: sql.leaseEventCounts,
+    statement: sql.leaseChurn,
     list: stepsWith({ leaseEvent: "renewed" }),
   },
   {
@@ -73,7 +73,7 @@ export const METRICS: readonly MetricDefinition[] = [
       "Renewals the database refused (lease events `renewal_refused`: term superseded, lease ended, policy changed…). A refusal is an answer; a renewal whose answer never arrived is not counted here.",
     keys: ["renewal_refused"],
     label: null,
-    statement: sql.leaseEventCounts,
+    statement: sql.leaseChurn,
     list: stepsWith({ leaseEvent: "renewal_refused" }),
   },
   {
@@ -86,7 +86,7 @@ export const METRICS: readonly MetricDefinition[] = [
       "Leases the recovery scan found past expiresAt on the database clock (lease events `expiry_observed`). An expiry does not mean the worker stopped; each one opens a recovery decision.",
     keys: ["expiry_observed"],
     label: null,
-    statement: sql.leaseEventCounts,
+    statement: sql.leaseChurn,
     list: stepsWith({ leaseEvent: "expiry_observed" }),
   },
   {
@@ -99,7 +99,7 @@ export const METRICS: readonly MetricDefinition[] = [
       "For each observed expiry: age = observation time − leasedAt (how long the term lived); detection lag = observation time − expiresAt (how long until the scan saw it). Median and maximum per bucket.",
     keys: ["age_p50", "age_max", "detection_lag_p50"],
     label: "stat",
-    statement: sql.expiryAge,
+    statement: sql.leaseChurn,
     list: stepsWith({ leaseEvent: "expiry_observed" }),
   },
   {
@@ -126,7 +126,7 @@ export const METRICS: readonly MetricDefinition[] = [
       "Leases their holder gave back (lease events `released`), by how the term ended: after its receipt, handed back before invoking (shutdown, waiting for capacity, rate limit), or after the holder reported a failed attempt.",
     keys: ["after_receipt", "handed_back", "after_failure"],
     label: "end",
-    statement: sql.releases,
+    statement: sql.leaseChurn,
     list: stepsWith({ leaseEvent: "released" }),
   },
   {
@@ -138,7 +138,7 @@ export const METRICS: readonly MetricDefinition[] = [
     definition: "Leases an engineer revoked (lease events `revoked`): an explicit admin act, never an expiry, and never a cancellation at the destination.",
     keys: ["revoked"],
     label: null,
-    statement: sql.leaseEventCounts,
+    statement: sql.leaseChurn,
     list: stepsWith({ leaseEvent: "revoked" }),
   },
   {

@@ -1,5 +1,5 @@
 /**
- * One named statement per metric. Every statement takes ($1 from, $2 to, $3 bucket interval) and
+ * The metrics' named statements (one metric each, but for lease churn). Every statement takes ($1 from, $2 to, $3 bucket interval) and
  * returns rows (bucket, key, value), bucketed with date_bin from $1, plus one row per key with a
  * NULL bucket (GROUPING SETS) holding the figure over the whole range. Events are read from the
  * append-only history tables, by their database times.
@@ -7,54 +7,50 @@
 import type { NamedSql } from "@/lib/engine/db";
 
 /**
- * Lease events counted by kind: one pass over the range's events serves the five count metrics
- * of lease churn (acquisitions, renewals, renewal refusals, expiries, revocations).
+ * Lease churn in one pass over the range's lease events, serving seven metrics by key: events
+ * counted by kind (acquisitions, renewals, renewal refusals, expiries, revocations); releases by
+ * how the lease ended (after its receipt, handed back before invoking, after a failed attempt);
+ * and for each observed expiry the lease's age and how long after expiresAt the scan saw it.
  */
-export const leaseEventCounts: NamedSql = {
-  name: "fl_metric_lease_event_counts",
+export const leaseChurn: NamedSql = {
+  name: "fl_metric_lease_churn",
   text: `
-SELECT bucket, kind::text AS key, count(*)::float8 AS value
-FROM (SELECT date_bin($3::interval, le.at, $1::timestamptz) AS bucket, le.kind
-      FROM lease_event le
-      WHERE le.kind IN ('acquired', 'renewed', 'renewal_refused', 'expiry_observed', 'revoked')
-        AND le.at >= $1 AND le.at < $2) e
-GROUP BY GROUPING SETS ((bucket, kind), (kind))`,
-};
-
-/** Age of a lease when its expiry was observed, and how long after expiresAt the scan saw it. */
-export const expiryAge: NamedSql = {
-  name: "fl_metric_expiry_age",
-  text: `
-WITH observed AS (
-  SELECT le.at, extract(epoch FROM le.at - l.leased_at)::float8 AS age_s,
-         extract(epoch FROM le.at - l.expires_at)::float8 AS lag_s
+WITH event AS MATERIALIZED (
+  SELECT date_bin($3::interval, le.at, $1::timestamptz) AS bucket, le.kind, le.at, le.step_id, le.fencing_term
   FROM lease_event le
-  JOIN lease l ON l.step_id = le.step_id AND l.fencing_term = le.fencing_term
-  WHERE le.kind = 'expiry_observed' AND le.at >= $1 AND le.at < $2
+  WHERE le.at >= $1 AND le.at < $2
+    AND le.kind IN ('acquired', 'renewed', 'renewal_refused', 'expiry_observed', 'revoked', 'released')
 ),
-stats AS (
+counted AS (
+  SELECT bucket, kind::text AS key, count(*)::float8 AS value
+  FROM event WHERE kind <> 'released'
+  GROUP BY GROUPING SETS ((bucket, kind), (kind))
+),
+released AS (
+  SELECT bucket, key, count(*)::float8 AS value
+  FROM (SELECT e.bucket,
+               CASE l.end_reason WHEN 'receipt' THEN 'after_receipt' WHEN 'failed' THEN 'after_failure' ELSE 'handed_back' END AS key
+        FROM event e JOIN lease l ON l.step_id = e.step_id AND l.fencing_term = e.fencing_term
+        WHERE e.kind = 'released') r
+  GROUP BY GROUPING SETS ((bucket, key), (key))
+),
+expiry AS (
   SELECT bucket,
          percentile_cont(0.5) WITHIN GROUP (ORDER BY age_s) AS age_p50,
          max(age_s) AS age_max,
          percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_s) AS detection_lag_p50
-  FROM (SELECT date_bin($3::interval, at, $1::timestamptz) AS bucket, age_s, lag_s FROM observed) e
+  FROM (SELECT e.bucket, extract(epoch FROM e.at - l.leased_at)::float8 AS age_s,
+               extract(epoch FROM e.at - l.expires_at)::float8 AS lag_s
+        FROM event e JOIN lease l ON l.step_id = e.step_id AND l.fencing_term = e.fencing_term
+        WHERE e.kind = 'expiry_observed') x
   GROUP BY GROUPING SETS ((bucket), ())
 )
-SELECT bucket, key, value FROM stats
+SELECT bucket, key, value FROM counted
+UNION ALL
+SELECT bucket, key, value FROM released
+UNION ALL
+SELECT bucket, key, value FROM expiry
 CROSS JOIN LATERAL (VALUES ('age_p50', age_p50), ('age_max', age_max), ('detection_lag_p50', detection_lag_p50)) AS v(key, value)`,
-};
-
-/** Releases, by how the lease ended: after its receipt, handed back before invoking, after a failed attempt. */
-export const releases: NamedSql = {
-  name: "fl_metric_releases",
-  text: `
-SELECT bucket, key, count(*)::float8 AS value
-FROM (SELECT date_bin($3::interval, le.at, $1::timestamptz) AS bucket,
-             CASE l.end_reason WHEN 'receipt' THEN 'after_receipt' WHEN 'failed' THEN 'after_failure' ELSE 'handed_back' END AS key
-      FROM lease_event le
-      JOIN lease l ON l.step_id = le.step_id AND l.fencing_term = le.fencing_term
-      WHERE le.kind = 'released' AND le.at >= $1 AND le.at < $2) e
-GROUP BY GROUPING SETS ((bucket, key), (key))`,
 };
 
 export const recoveriesByCategory: NamedSql = {
