@@ -45,8 +45,9 @@ claimed AS (
       fencing_term = s.fencing_term + 1,
       attempts_started = s.attempts_started + 1,
       updated_at = now()
-  FROM candidate c
-  WHERE s.id = c.id AND s.state = 'ready'
+  -- By primary key whatever the statistics say: a join here may be planned as a scan of every
+  -- step while the table's statistics lag behind a burst of new work.
+  WHERE s.id = ANY(ARRAY(SELECT id FROM candidate)) AND s.state = 'ready'
   RETURNING s.id, s.workflow_id, s.fencing_term, s.next_mode, s.request_identity, s.input,
             s.input_digest, s.adapter, s.operation, s.step_class, s.attempts_started, s.attempt_budget
 ),
