@@ -72,6 +72,12 @@ test("a worker killed with SIGKILL mid-attempt is recovered within lease TTL + s
 });
 
 test("nothing acknowledged is lost when workers are killed mid-run (invariant 8)", { timeout: 90_000 }, async ({ db }) => {
+  const traced = { FENCELINE_WORKER_CONCURRENCY: "4", FENCELINE_TRACE_CHECKPOINTS: "1" };
+  // Both workers are up before the work exists: on a slow box one worker could otherwise finish
+  // it all before the other has started.
+  const first = worker(db.url, traced);
+  const second = worker(db.url, traced);
+  await Promise.all([first.waitForLine(/FENCELINE_WORKER_READY/), second.waitForLine(/FENCELINE_WORKER_READY/)]);
   const created = await createWorkflows(
     db.pool,
     Array.from({ length: 40 }, (_, i) => ({
@@ -84,14 +90,13 @@ test("nothing acknowledged is lost when workers are killed mid-run (invariant 8)
       ],
     })),
   );
-  const first = worker(db.url, { FENCELINE_WORKER_CONCURRENCY: "4", FENCELINE_TRACE_CHECKPOINTS: "1" });
-  const second = worker(db.url, { FENCELINE_WORKER_CONCURRENCY: "4", FENCELINE_TRACE_CHECKPOINTS: "1" });
   await first.waitForLine(/FENCELINE_CHECKPOINT claimed/);
   await second.waitForLine(/FENCELINE_CHECKPOINT claimed/);
   first.process.kill("SIGKILL");
   await first.exited;
-  const replacement = worker(db.url, { FENCELINE_WORKER_CONCURRENCY: "4", FENCELINE_TRACE_CHECKPOINTS: "1" });
-  await replacement.waitForLine(/FENCELINE_CHECKPOINT claimed/);
+  // The replacement joins while the second worker still runs; then the second dies too.
+  const replacement = worker(db.url, traced);
+  await replacement.waitForLine(/FENCELINE_WORKER_READY/);
   second.process.kill("SIGKILL");
   await second.exited;
 
