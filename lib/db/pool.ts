@@ -27,6 +27,11 @@ export function createPool(connectionString: string, { applicationName, max = DE
   // An idle connection can fail (server restart, terminated backend). Without a listener
   // node-postgres re-throws it and the process dies; the pool drops that client on its own.
   created.on("error", (error) => console.error(`[db] idle connection to ${applicationName} failed: ${error.message}`));
+  // A checked-out connection can die too, between its holder's statements, and node-postgres
+  // then emits 'error' on the client; with no listener that ends the process (a worker died so
+  // in the connection-kill scenario). The holder learns of it from its next statement, which
+  // fails, and the pool discards the connection when it comes back with that error.
+  created.on("connect", (client) => client.on("error", () => undefined));
   return created;
 }
 
