@@ -1,8 +1,9 @@
 /**
- * The metrics' named statements (one metric each, but for lease churn). Every statement takes ($1 from, $2 to, $3 bucket interval) and
- * returns rows (bucket, key, value), bucketed with date_bin from $1, plus one row per key with a
- * NULL bucket (GROUPING SETS) holding the figure over the whole range. Events are read from the
- * append-only history tables, by their database times.
+ * The metrics' named statements: one per metric, but one for the seven lease-churn series. Each
+ * takes ($1 from, $2 to, $3 bucket interval) and returns rows (bucket, key, value), bucketed with
+ * date_bin from $1, plus one row per key with a NULL bucket (GROUPING SETS) holding the figure
+ * over the whole range. Events are read from the append-only history tables, by their database
+ * times, and only those of the range (plus the history a ranked series needs).
  */
 import type { NamedSql } from "@/lib/engine/db";
 
