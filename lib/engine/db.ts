@@ -19,10 +19,10 @@ export async function run<Row extends QueryResultRow>(
 }
 
 /**
- * Runs `work` in one short transaction on a client of its own. A checked-out client has no
- * listener of the pool's, so a connection killed mid-transaction (server restart,
- * pg_terminate_backend) would be an unhandled 'error' event that ends the process; here it is
- * caught, the statement in flight fails, and the broken connection is destroyed, not reused.
+ * Runs `work` in one short transaction on a client of its own. When the connection is killed
+ * mid-transaction (server restart, pg_terminate_backend), the error is noted here, the statement
+ * in flight fails, no ROLLBACK is tried on the dead connection, and the client goes back to the
+ * pool marked broken, so it is destroyed, not reused.
  */
 export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

@@ -99,7 +99,7 @@ async function runJobs(jobs: number): Promise<number> {
     if (values["no-shrink"]) args.push("--no-shrink");
     console.log(`job ${i}: seed ${base + i}`);
     const child = fork(process.argv[1]!, args, { stdio: ["ignore", "pipe", "inherit", "ipc"] });
-    let result: { sequences: number; commands: number; failed: boolean } | undefined;
+    let result: { sequences: number; commands: number } | undefined;
     createInterface({ input: child.stdout! }).on("line", (line) => {
       if (line.startsWith(RESULT_PREFIX)) result = JSON.parse(line.slice(RESULT_PREFIX.length));
       else console.log(`job ${i}: ${line}`);
