@@ -7,6 +7,7 @@ import type { Pool } from "pg";
 import type { Scheduler } from "fast-check";
 import { registerContract } from "@/lib/adapters/contract";
 import { fencedContract, idempotentContract, opaqueContract, queryableContract } from "@/lib/adapters/destinations";
+import { inTransaction } from "@/lib/engine/db";
 import { registerSession } from "@/lib/engine/session";
 import { createStepClass } from "@/lib/engine/test-support";
 import { FakeDestinations } from "./destinations";
@@ -27,14 +28,14 @@ const DEMO: Record<Kind, typeof fencedContract> = {
  * unless `fenceline.retention` is on, as it is for the retention job.
  */
 async function emptyEngineTables(pool: Pool): Promise<void> {
-  await pool.query(`
-BEGIN;
+  await inTransaction(pool, (client) =>
+    client.query(`
 SET LOCAL fenceline.retention = 'on';
 TRUNCATE receipt;
 DELETE FROM lease; DELETE FROM adapter_permit; DELETE FROM review_case; DELETE FROM late_observation;
 DELETE FROM fencing_rejection; DELETE FROM recovery_decision; DELETE FROM lease_event; DELETE FROM attempt;
-DELETE FROM step_dependency; DELETE FROM step; DELETE FROM workflow; DELETE FROM worker_session; DELETE FROM adapter_capacity;
-COMMIT;`);
+DELETE FROM step_dependency; DELETE FROM step; DELETE FROM workflow; DELETE FROM worker_session; DELETE FROM adapter_capacity;`),
+  );
 }
 
 /** One adapter name per (kind, slot), so a claim can target exactly one slot's step. */
