@@ -260,6 +260,10 @@ SELECT '1' AS invariant, s.id AS step_id FROM step s
 WHERE (SELECT count(*) FROM lease l WHERE l.step_id = s.id AND l.ended_at IS NULL) > 1
    OR ((s.state = 'leased') <> EXISTS (SELECT 1 FROM lease l WHERE l.step_id = s.id AND l.ended_at IS NULL))
 UNION ALL
+-- 1. every lease names the attempt of its own step and fencing term
+SELECT '1', l.step_id FROM lease l LEFT JOIN attempt a ON a.id = l.attempt_id
+WHERE a.id IS NULL OR a.step_id <> l.step_id OR a.fencing_term <> l.fencing_term
+UNION ALL
 -- 2. a receipt carries its attempt's term, and that lease ended by the receipt or by recovery
 SELECT '2', r.step_id FROM receipt r JOIN attempt a ON a.id = r.attempt_id
 JOIN lease l ON l.step_id = a.step_id AND l.fencing_term = a.fencing_term
