@@ -7,6 +7,7 @@
  *   npm run bench -- --only throughput,latency,recovery,dashboard
  *   npm run bench -- --steps 2000 --scale 0.01 --latency-seconds 5 --rounds 3
  *   npm run bench -- --only throughput --skip-analyze   (tables without statistics, see README)
+ *   npm run bench -- --only throughput --engines fencelineDirect,graphileTuned
  *
  * Progress goes to stderr. Worker memory is measured during the throughput runs.
  * FENCELINE_BENCH_CONCURRENCY / FENCELINE_BENCH_PROCESSES change Fenceline's worker settings.
@@ -33,6 +34,8 @@ const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     only: { type: "string" },
+    /** Throughput engines to run, comma-separated (default: all five). */
+    engines: { type: "string" },
     steps: { type: "string", default: "20000" },
     scale: { type: "string", default: "1" },
     "latency-seconds": { type: "string", default: "20" },
@@ -56,6 +59,12 @@ const parts = new Set<Part>(
       })
     : PARTS,
 );
+const throughputEngines: readonly EngineName[] = values.engines
+  ? values.engines.split(",").map((engine) => {
+      if (!(THROUGHPUT_ENGINES as readonly string[]).includes(engine)) throw new Error(`--engines takes ${THROUGHPUT_ENGINES.join(", ")}; got "${engine}"`);
+      return engine as EngineName;
+    })
+  : THROUGHPUT_ENGINES;
 const steps = Math.round(positive("steps", values.steps!));
 const scale = positive("scale", values.scale!);
 const latencyMs = positive("latency-seconds", values["latency-seconds"]!) * 1000;
@@ -120,12 +129,15 @@ async function main(): Promise<void> {
   if (parts.has("throughput")) {
     for (let r = 0; r < rounds; r += 1) {
       // Alternate engines, and rotate who goes first from round to round.
-      const order = THROUGHPUT_ENGINES.map((_, i) => THROUGHPUT_ENGINES[(i + r) % THROUGHPUT_ENGINES.length]!);
+      const order = throughputEngines.map((_, i) => throughputEngines[(i + r) % throughputEngines.length]!);
       for (const engine of order) {
         log(`throughput ${engine} (${steps} steps, round ${r + 1}/${rounds})`);
         const result = await attempt(`throughput ${engine}`, () => measureThroughput(engine, steps, THROUGHPUT_TIMEOUT_MS, !values["skip-analyze"]));
         if (!result) continue;
-        log(`  ${result.stepsPerS} steps/s, ${result.statementsPerStep} statements/step, ${result.perStep.xactCommit} transactions/step`);
+        log(
+          `  ${result.stepsPerS} steps/s, ${result.statementsPerStep} statements/step, ${result.perStep.xactCommit} transactions/step, ` +
+            `CPU ms/step: PostgreSQL ${result.postgresCpuMsPerStep}, workers ${result.workerCpuMsPerStep}`,
+        );
         throughputRuns = [...throughputRuns, result];
       }
     }
