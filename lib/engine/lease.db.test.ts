@@ -45,6 +45,30 @@ describe("claim", () => {
     expect(claims.flat()).toHaveLength(1);
   });
 
+  test("a limit larger than one claim statement takes is met by several, each step claimed once", async ({ db }) => {
+    const split = { adapter: "claim-split", operation: "noop", stepClass: "pure" } as const;
+    const stepIds = await createSingleStepWorkflows(db.pool, 150, split);
+    const session = await registerSession(db.pool, "direct");
+    const client = await db.pool.connect();
+    let first: ClaimedStep[];
+    let prepared: string[];
+    try {
+      first = await claimSteps(client, session, ["claim-split"], 100);
+      const { rows } = await client.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name LIKE 'fl_claim%' ORDER BY name");
+      prepared = rows.map((row) => row.name);
+    } finally {
+      client.release();
+    }
+    // One statement per limit: the limits a connection prepares stay few.
+    expect(prepared).toEqual(expect.arrayContaining(["fl_claim_ready_steps_36", "fl_claim_ready_steps_64"]));
+    expect(prepared).not.toContain("fl_claim_ready_steps_100");
+    const second = await claimSteps(db.pool, session, ["claim-split"], 100);
+    expect(first).toHaveLength(100);
+    expect(second).toHaveLength(50);
+    expect(new Set([...first, ...second].map((step) => step.stepId))).toEqual(new Set(stepIds));
+    expect(await claimSteps(db.pool, session, ["claim-split"], 100)).toEqual([]);
+  });
+
   test("skips steps of a cancelled workflow and steps not yet eligible", async ({ db }) => {
     const [cancelled, waiting] = await createSingleStepWorkflows(db.pool, 2, pure);
     await db.pool.query("UPDATE step SET next_eligible_at = now() + interval '1 minute' WHERE id = $1", [waiting]);

@@ -34,6 +34,12 @@ type ClaimRow = {
   db_now: Date;
 };
 
+/**
+ * Limits up to this are claimed by one statement of their own; larger ones in statements of a
+ * multiple of it, so a connection prepares at most a few dozen claim statements.
+ */
+const CLAIM_STATEMENT_STEP = 64;
+
 /** Claims up to `limit` ready steps of the given adapters for one worker session. */
 export async function claimSteps(
   db: Queryable,
@@ -41,8 +47,22 @@ export async function claimSteps(
   adapters: readonly string[],
   limit: number,
 ): Promise<ClaimedStep[]> {
-  if (limit <= 0) return [];
-  const rows = await run<ClaimRow>(db, sql.claimReadySteps, [sessionId, limit, adapters]);
+  const rows: ClaimRow[] = [];
+  while (rows.length < limit) {
+    const wanted = limit - rows.length;
+    const batch = wanted <= CLAIM_STATEMENT_STEP ? wanted : wanted - (wanted % CLAIM_STATEMENT_STEP);
+    let claimed: ClaimRow[];
+    try {
+      claimed = await run<ClaimRow>(db, sql.claimReadySteps(batch), [sessionId, adapters]);
+    } catch (error) {
+      // Steps claimed by an earlier statement hold committed leases: hand them out, and let the
+      // next claim meet the error.
+      if (rows.length > 0) break;
+      throw error;
+    }
+    rows.push(...claimed);
+    if (claimed.length < batch) break;
+  }
   return rows.map((row) => ({
     stepId: row.step_id,
     workflowId: row.workflow_id,
