@@ -82,7 +82,7 @@ function assertAcyclic(steps: readonly StepDraft[]): void {
 }
 
 /**
- * Creates workflows with their steps in one transaction. A draft whose idempotency key already
+ * Creates workflows with their steps in one statement. A draft whose idempotency key already
  * exists returns the existing workflow instead of creating a second one.
  */
 export async function createWorkflows(pool: Pool, drafts: readonly WorkflowDraft[]): Promise<CreatedWorkflow[]> {
@@ -94,52 +94,18 @@ export async function createWorkflows(pool: Pool, drafts: readonly WorkflowDraft
     inputDigest: digestOf(draft.input),
     stepIds: new Map(draft.steps.map((step) => [step.name, randomUUID()])),
   }));
-  return inTransaction(pool, async (client) => {
-    const inserted = await run<{ id: string }>(client, sql.insertWorkflows, [
-      planned.map((p) => p.workflowId),
-      planned.map((p) => p.draft.kind),
-      planned.map((p) => JSON.stringify(p.draft.input ?? null)),
-      planned.map((p) => p.inputDigest),
-      planned.map((p) => p.draft.requester),
-      planned.map((p) => p.trackingToken),
-      planned.map((p) => p.draft.idempotencyKey ?? null),
-      planned.map((p) => p.draft.steps.length),
-      planned.map((p) => p.draft.deadlineAt ?? null),
-    ]);
-    const insertedIds = new Set(inserted.map((row) => row.id));
-    const fresh = planned.filter((p) => insertedIds.has(p.workflowId));
-    await insertStepsOf(client, fresh);
-    const existing = await existingFor(client, planned.filter((p) => !insertedIds.has(p.workflowId)));
-    return planned.map((p): CreatedWorkflow => {
-      if (insertedIds.has(p.workflowId)) {
-        return { workflowId: p.workflowId, trackingToken: p.trackingToken, created: true, inputMatches: true, stepIds: p.stepIds };
-      }
-      const found = existing.get(p.draft.idempotencyKey ?? "");
-      if (!found) throw new Error("createWorkflows: a workflow was neither inserted nor found by its key");
-      return {
-        workflowId: found.id,
-        trackingToken: found.tracking_token,
-        created: false,
-        inputMatches: found.input_digest === p.inputDigest && found.kind === p.draft.kind,
-        stepIds: new Map(),
-      };
-    });
-  });
-}
-
-export async function createWorkflow(pool: Pool, draft: WorkflowDraft): Promise<CreatedWorkflow> {
-  const [created] = await createWorkflows(pool, [draft]);
-  return created!;
-}
-
-type Planned = { draft: WorkflowDraft; workflowId: string; stepIds: Map<string, string> };
-
-async function insertStepsOf(db: Queryable, workflows: readonly Planned[]): Promise<void> {
-  if (workflows.length === 0) return;
-  const steps = workflows.flatMap((w) =>
-    w.draft.steps.map((step, position) => ({ w, step, position, id: w.stepIds.get(step.name)! })),
-  );
-  await run(db, sql.insertSteps, [
+  const steps = planned.flatMap((w) => w.draft.steps.map((step, position) => ({ w, step, position, id: w.stepIds.get(step.name)! })));
+  const edges = steps.flatMap((s) => (s.step.dependsOn ?? []).map((dependency) => [s.id, s.w.stepIds.get(dependency)!] as const));
+  const rows = await run<WorkflowRow>(pool, sql.createWorkflows, [
+    planned.map((p) => p.workflowId),
+    planned.map((p) => p.draft.kind),
+    planned.map((p) => JSON.stringify(p.draft.input ?? null)),
+    planned.map((p) => p.inputDigest),
+    planned.map((p) => p.draft.requester),
+    planned.map((p) => p.trackingToken),
+    planned.map((p) => p.draft.idempotencyKey ?? null),
+    planned.map((p) => p.draft.steps.length),
+    planned.map((p) => p.draft.deadlineAt ?? null),
     steps.map((s) => s.id),
     steps.map((s) => s.w.workflowId),
     steps.map((s) => s.step.name),
@@ -151,21 +117,43 @@ async function insertStepsOf(db: Queryable, workflows: readonly Planned[]): Prom
     steps.map((s) => digestOf(s.step.input)),
     steps.map((s) => (s.step.dependsOn ?? []).length),
     steps.map((s) => s.step.attemptBudget ?? DEFAULT_ATTEMPT_BUDGET),
+    edges.map(([stepId]) => stepId),
+    edges.map(([, dependsOn]) => dependsOn),
   ]);
-  const edges = steps.flatMap((s) => (s.step.dependsOn ?? []).map((dependency) => [s.id, s.w.stepIds.get(dependency)!] as const));
-  if (edges.length > 0) {
-    await run(db, sql.insertStepDependencies, [edges.map(([stepId]) => stepId), edges.map(([, dependsOn]) => dependsOn)]);
-  }
+  const insertedIds = new Set(rows.filter((row) => row.idempotency_key === null).map((row) => row.id));
+  const existing = new Map(rows.filter((row) => row.idempotency_key !== null).map((row) => [row.idempotency_key!, row]));
+  // A key's workflow committed by a concurrent request after the statement began is visible now.
+  const unseen = planned.filter((p) => !insertedIds.has(p.workflowId) && !existing.has(p.draft.idempotencyKey ?? ""));
+  for (const [key, row] of await existingFor(pool, unseen)) existing.set(key, row);
+  return planned.map((p): CreatedWorkflow => {
+    if (insertedIds.has(p.workflowId)) {
+      return { workflowId: p.workflowId, trackingToken: p.trackingToken, created: true, inputMatches: true, stepIds: p.stepIds };
+    }
+    const found = existing.get(p.draft.idempotencyKey ?? "");
+    if (!found) throw new Error("createWorkflows: a workflow was neither inserted nor found by its key");
+    return {
+      workflowId: found.id,
+      trackingToken: found.tracking_token!,
+      created: false,
+      inputMatches: found.input_digest === p.inputDigest && found.kind === p.draft.kind,
+      stepIds: new Map(),
+    };
+  });
 }
 
-type ExistingRow = { id: string; idempotency_key: string; input_digest: string; tracking_token: string; kind: string };
+export async function createWorkflow(pool: Pool, draft: WorkflowDraft): Promise<CreatedWorkflow> {
+  const [created] = await createWorkflows(pool, [draft]);
+  return created!;
+}
 
-async function existingFor(db: Queryable, duplicates: readonly Planned[]): Promise<Map<string, ExistingRow>> {
+type WorkflowRow = { id: string; idempotency_key: string | null; input_digest: string | null; tracking_token: string | null; kind: string | null };
+
+async function existingFor(db: Queryable, duplicates: readonly { draft: WorkflowDraft }[]): Promise<Map<string, WorkflowRow>> {
   if (duplicates.length === 0) return new Map();
-  const rows = await run<ExistingRow>(db, sql.findWorkflowsByIdempotencyKey, [
+  const rows = await run<WorkflowRow>(db, sql.findWorkflowsByIdempotencyKey, [
     duplicates.map((p) => p.draft.idempotencyKey),
   ]);
-  return new Map(rows.map((row) => [row.idempotency_key, row]));
+  return new Map(rows.map((row) => [row.idempotency_key!, row]));
 }
 
 /**

@@ -1,39 +1,48 @@
 import type { NamedSql } from "../db";
 
 /**
- * Inserts workflows ($1 id … $9 deadline). A workflow whose idempotency key already exists is
- * not inserted; the caller reads the existing one instead.
+ * Creates workflows with their steps and dependencies in one statement: workflows ($1 id … $9
+ * deadline), steps ($10 id … $20 attempt budget) and dependency edges ($21 step, $22 depends on).
+ * A workflow whose idempotency key already exists is not inserted, nor are its steps; the
+ * statement returns the inserted workflows' ids and the existing workflows it can see for the
+ * keys given. One that a concurrent request committed after this statement began is in neither
+ * set, and the caller reads it afterwards.
  */
-export const insertWorkflows: NamedSql = {
-  name: "fl_insert_workflows",
+export const createWorkflows: NamedSql = {
+  name: "fl_create_workflows",
   text: `
-INSERT INTO workflow (id, kind, input, input_digest, requester, tracking_token, idempotency_key,
-                      steps_remaining, deadline_at)
-SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::text[], $7::text[],
-                     $8::int[], $9::timestamptz[])
-ON CONFLICT (idempotency_key) DO NOTHING
-RETURNING id`,
-};
-
-export const insertSteps: NamedSql = {
-  name: "fl_insert_steps",
-  text: `
-INSERT INTO step (id, workflow_id, name, position, adapter, operation, step_class, input, input_digest,
-                  state, pending_dependencies, attempt_budget)
-SELECT id, workflow_id, name, position, adapter, operation, step_class, input, input_digest,
-       CASE WHEN pending_dependencies = 0 THEN 'ready' ELSE 'blocked' END::step_state,
-       pending_dependencies, attempt_budget
-FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::jsonb[],
-            $9::text[], $10::int[], $11::int[])
-  AS r(id, workflow_id, name, position, adapter, operation, step_class, input, input_digest,
-       pending_dependencies, attempt_budget)`,
-};
-
-export const insertStepDependencies: NamedSql = {
-  name: "fl_insert_step_dependencies",
-  text: `
-INSERT INTO step_dependency (step_id, depends_on_step_id)
-SELECT * FROM unnest($1::uuid[], $2::uuid[])`,
+WITH inserted AS (
+  INSERT INTO workflow (id, kind, input, input_digest, requester, tracking_token, idempotency_key,
+                        steps_remaining, deadline_at)
+  SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::text[], $7::text[],
+                       $8::int[], $9::timestamptz[])
+  ON CONFLICT (idempotency_key) DO NOTHING
+  RETURNING id
+),
+steps AS (
+  INSERT INTO step (id, workflow_id, name, position, adapter, operation, step_class, input, input_digest,
+                    state, pending_dependencies, attempt_budget)
+  SELECT r.id, r.workflow_id, r.name, r.position, r.adapter, r.operation, r.step_class, r.input, r.input_digest,
+         CASE WHEN r.pending_dependencies = 0 THEN 'ready' ELSE 'blocked' END::step_state,
+         r.pending_dependencies, r.attempt_budget
+  FROM unnest($10::uuid[], $11::uuid[], $12::text[], $13::int[], $14::text[], $15::text[], $16::text[], $17::jsonb[],
+              $18::text[], $19::int[], $20::int[])
+    AS r(id, workflow_id, name, position, adapter, operation, step_class, input, input_digest,
+         pending_dependencies, attempt_budget)
+  WHERE r.workflow_id IN (SELECT id FROM inserted)
+  RETURNING id
+),
+dependencies AS (
+  INSERT INTO step_dependency (step_id, depends_on_step_id)
+  SELECT d.step_id, d.depends_on_step_id
+  FROM unnest($21::uuid[], $22::uuid[]) AS d(step_id, depends_on_step_id)
+  WHERE d.step_id IN (SELECT id FROM steps)
+)
+SELECT id, NULL::text AS idempotency_key, NULL::text AS input_digest, NULL::text AS tracking_token, NULL::text AS kind
+FROM inserted
+UNION ALL
+SELECT id, idempotency_key, input_digest, tracking_token, kind
+FROM workflow WHERE idempotency_key = ANY($7::text[])`,
 };
 
 export const findWorkflowsByIdempotencyKey: NamedSql = {
