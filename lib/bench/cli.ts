@@ -8,6 +8,7 @@
  *   npm run bench -- --steps 2000 --scale 0.01 --latency-seconds 5 --rounds 3
  *   npm run bench -- --only throughput --skip-analyze   (tables without statistics, see README)
  *   npm run bench -- --only throughput --engines fencelineDirect,graphileTuned
+ *   npm run bench -- --only profile       (not in the default run: the engine's cost per statement)
  *
  * Progress goes to stderr. Worker memory is measured during the throughput runs.
  * FENCELINE_BENCH_CONCURRENCY / FENCELINE_BENCH_PROCESSES change Fenceline's worker settings.
@@ -21,11 +22,15 @@ import { measureDashboard, type DashboardResult } from "./dashboard";
 import type { EngineName } from "./engines";
 import { measureStartLatency, type LatencyResult } from "./latency";
 import { measureRecovery, type RecoveryResult } from "./recovery";
-import { round } from "./stats";
+import { percentile, round, sleep } from "./stats";
+import { measureProfile, type ProfileResult } from "./profile";
 import { measureThroughput, type ThroughputResult } from "./throughput";
 
-const PARTS = ["throughput", "latency", "recovery", "dashboard"] as const;
+const PARTS = ["throughput", "latency", "recovery", "dashboard", "profile"] as const;
 type Part = (typeof PARTS)[number];
+const DEFAULT_PARTS: readonly Part[] = ["throughput", "latency", "recovery", "dashboard"];
+const PROFILE_BATCH = 50;
+const QUIESCE_MS = 2_000;
 const THROUGHPUT_ENGINES: readonly EngineName[] = ["fencelineDirect", "graphileTuned", "fencelineHttp", "graphileDefault", "pgBoss"];
 const LATENCY_RATE_PER_S = 50;
 const THROUGHPUT_TIMEOUT_MS = 10 * 60_000;
@@ -57,7 +62,7 @@ const parts = new Set<Part>(
         if (!(PARTS as readonly string[]).includes(part)) throw new Error(`--only takes ${PARTS.join(", ")}; got "${part}"`);
         return part as Part;
       })
-    : PARTS,
+    : DEFAULT_PARTS,
 );
 const throughputEngines: readonly EngineName[] = values.engines
   ? values.engines.split(",").map((engine) => {
@@ -120,6 +125,28 @@ async function attempt<T>(measurement: string, work: () => Promise<T>): Promise<
   }
 }
 
+/** Each percentile's median over the rounds (the other fields from the run with the median p99). */
+function medianLatency(results: readonly LatencyResult[]): LatencyResult {
+  const median = (pick: (result: LatencyResult) => number) => round(percentile(results.map(pick), 50), 2);
+  const byP99 = [...results].sort((a, b) => a.p99 - b.p99)[Math.floor((results.length - 1) / 2)]!;
+  return { ...byP99, p50: median((r) => r.p50), p95: median((r) => r.p95), p99: median((r) => r.p99) };
+}
+
+/** A checkpoint, then a pause: dirty pages from earlier measurements are written before the next one starts. */
+async function quiesce(): Promise<void> {
+  const { url } = await resolveDatabaseUrl({ database: "postgres" });
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query("CHECKPOINT");
+  } catch (error) {
+    log(`CHECKPOINT refused (${error instanceof Error ? error.message : String(error)}); pausing only`);
+  } finally {
+    await client.end();
+  }
+  await sleep(QUIESCE_MS);
+}
+
 async function main(): Promise<void> {
   const loadBefore = loadavg().map((value) => round(value, 2));
   const env = await environment();
@@ -145,18 +172,25 @@ async function main(): Promise<void> {
   const throughput = medianRuns(throughputRuns);
 
   const latency = new Map<"fenceline" | "graphile", LatencyResult>();
+  const latencyRuns = new Map<"fenceline" | "graphile", LatencyResult[]>();
   if (parts.has("latency")) {
     const pairs = [
       ["fenceline", "fencelineDirect"],
       ["graphile", "graphileDefault"],
     ] as const;
-    for (const [key, engine] of pairs) {
-      log(`start latency ${engine} (${LATENCY_RATE_PER_S}/s for ${latencyMs / 1000} s)`);
-      const result = await attempt(`start latency ${engine}`, () => measureStartLatency(engine, LATENCY_RATE_PER_S, latencyMs));
-      if (!result) continue;
-      log(`  p50 ${result.p50} ms, p95 ${result.p95} ms, p99 ${result.p99} ms`);
-      latency.set(key, result);
+    for (let r = 0; r < rounds; r += 1) {
+      // Alternate who goes first, and start each from a quiet server: right after the throughput
+      // runs the first one would otherwise share the machine with their checkpoint and vacuum.
+      for (const [key, engine] of r % 2 === 0 ? pairs : [...pairs].reverse()) {
+        await quiesce();
+        log(`start latency ${engine} (${LATENCY_RATE_PER_S}/s for ${latencyMs / 1000} s, round ${r + 1}/${rounds})`);
+        const result = await attempt(`start latency ${engine}`, () => measureStartLatency(engine, LATENCY_RATE_PER_S, latencyMs));
+        if (!result) continue;
+        log(`  p50 ${result.p50} ms, p95 ${result.p95} ms, p99 ${result.p99} ms`);
+        latencyRuns.set(key, [...(latencyRuns.get(key) ?? []), result]);
+      }
     }
+    for (const [key, results] of latencyRuns) latency.set(key, medianLatency(results));
   }
 
   let recovery: RecoveryResult | null = null;
@@ -171,6 +205,13 @@ async function main(): Promise<void> {
     log(`dashboard reads at scale ${scale}`);
     dashboard = await attempt("dashboard", () => measureDashboard(scale, samples, log));
     if (dashboard) log(`  projection p95 ${dashboard.projection.p95} ms, step detail ${dashboard.stepDetail.p95}, review queue ${dashboard.reviewQueue.p95}, metrics ${dashboard.metrics.p95}`);
+  }
+
+  let profile: ProfileResult | null = null;
+  if (parts.has("profile")) {
+    log(`profile: ${steps} steps, claims and receipt batches of ${PROFILE_BATCH}, one connection`);
+    profile = await attempt("profile", () => measureProfile(steps, PROFILE_BATCH));
+    if (profile) log(`  ${profile.stepsPerS} steps/s, ${profile.usPerStep} µs/step`);
   }
 
   const loadAfter = loadavg().map((value) => round(value, 2));
@@ -209,15 +250,17 @@ async function main(): Promise<void> {
       ...env,
       throughputRuns,
       latency: Object.fromEntries(latency),
+      latencyRuns: Object.fromEntries(latencyRuns),
       recovery,
       dashboard,
+      profile,
     },
   };
 
   if (values.json) {
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } else {
-    printTable(result, throughput, latency, recovery, dashboard);
+    printTable(result, throughput, latency, recovery, dashboard, profile);
   }
 }
 
@@ -227,6 +270,7 @@ function printTable(
   latency: Map<"fenceline" | "graphile", LatencyResult>,
   recovery: RecoveryResult | null,
   dashboard: DashboardResult | null,
+  profile: ProfileResult | null,
 ): void {
   const out = (line = "") => process.stdout.write(`${line}\n`);
   const ratio = (a: number | undefined, b: number | undefined) => (a && b ? `${round(a / b, 2)}x` : "-");
@@ -237,11 +281,15 @@ function printTable(
     const direct = throughput.get("fencelineDirect")?.stepsPerS;
     out();
     out("Throughput (no-op steps, first handler start to last completion in the database)");
-    out(`${"engine".padEnd(17)}${"steps/s".padStart(9)}${"vs graphile tuned".padStart(19)}${"vs fl direct".padStart(14)}${"stmts/step".padStart(12)}${"xacts/step".padStart(12)}${"cpu ms/step".padStart(13)}  settings`);
+    out(
+      `${"engine".padEnd(17)}${"steps/s".padStart(9)}${"vs graphile tuned".padStart(19)}${"vs fl direct".padStart(14)}${"stmts/step".padStart(12)}` +
+        `${"xacts/step".padStart(12)}${"pg cpu ms".padStart(11)}${"worker cpu ms".padStart(15)}  settings`,
+    );
     for (const [engine, run] of throughput) {
       out(
         `${engine.padEnd(17)}${String(run.stepsPerS).padStart(9)}${ratio(run.stepsPerS, tuned).padStart(19)}${ratio(run.stepsPerS, direct).padStart(14)}` +
-          `${String(run.statementsPerStep).padStart(12)}${String(run.perStep.xactCommit).padStart(12)}${String(run.workerCpuMsPerStep).padStart(13)}  ${run.settings}`,
+          `${String(run.statementsPerStep).padStart(12)}${String(run.perStep.xactCommit).padStart(12)}${String(run.postgresCpuMsPerStep).padStart(11)}` +
+          `${String(run.workerCpuMsPerStep).padStart(15)}  ${run.settings}`,
       );
     }
     out(`Fenceline worker peak RSS: ${result.workerRssMb ?? "-"} MiB`);
@@ -267,6 +315,15 @@ function printTable(
     }
     const slowest = Object.entries(dashboard.metricStatementsMs).sort((a, b) => b[1] - a[1]);
     out(`metric statements, last hour, median ms: ${slowest.map(([id, ms]) => `${id} ${ms}`).join(", ")}`);
+  }
+  if (profile) {
+    out();
+    out(`Engine profile: ${profile.steps} steps, batches of ${profile.batch}, one connection: ${profile.stepsPerS} steps/s, ${profile.usPerStep} µs/step`);
+    out(`${"statement".padEnd(42)}${"calls".padStart(7)}${"µs/step".padStart(9)}  plans (generic/custom)`);
+    for (const row of profile.statements) {
+      const plans = row.genericPlans === null ? "-" : `${row.genericPlans}/${row.customPlans}`;
+      out(`${row.statement.padEnd(42)}${String(row.calls).padStart(7)}${String(row.usPerStep).padStart(9)}  ${plans}`);
+    }
   }
 }
 

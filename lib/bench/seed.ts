@@ -26,7 +26,15 @@ const EVENTS_PER_STEP = 10;
 const HISTORY_DAYS = 30;
 const ADAPTERS = ["pure", "fenced", "idempotent", "queryable", "opaque"];
 
-export type SeedInfo = { readonly url: string; readonly steps: number; readonly leaseEvents: number; readonly generated: boolean; readonly generationMs: number };
+export type SeedInfo = {
+  readonly url: string;
+  readonly steps: number;
+  readonly leaseEvents: number;
+  readonly generated: boolean;
+  readonly generationMs: number;
+  /** When the seed was written: its history ends here, whenever the reads run. */
+  readonly generatedAt: Date;
+};
 
 export const seedDatabaseName = (scale: number): string => `fl_bench_dashboard_${String(scale).replace(/\W/g, "_")}`;
 
@@ -35,7 +43,8 @@ export async function ensureSeeded(scale: number, log: (line: string) => void): 
   const marker = { scale, version: SEED_VERSION, checksum: await migrationsChecksum() };
   const database = seedDatabaseName(scale);
   const { url } = await resolveDatabaseUrl({ database });
-  if (await markerMatches(url, marker)) return { url, steps, leaseEvents: steps * EVENTS_PER_STEP, generated: false, generationMs: 0 };
+  const existing = await generatedAtOf(url, marker);
+  if (existing) return { url, steps, leaseEvents: steps * EVENTS_PER_STEP, generated: false, generationMs: 0, generatedAt: existing };
 
   log(`generating ${steps.toLocaleString("en")} steps and ${(steps * EVENTS_PER_STEP).toLocaleString("en")} lease events in ${database} (kept for later runs)`);
   const startedAt = performance.now();
@@ -43,29 +52,35 @@ export async function ensureSeeded(scale: number, log: (line: string) => void): 
   await deployMigrations(url);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
+  let generatedAt: Date;
   try {
     await client.query("SET synchronous_commit = off");
     await client.query("SET maintenance_work_mem = '256MB'");
     await generate(client, steps / STEPS_PER_WORKFLOW, log);
     await client.query("CREATE TABLE bench_seed_marker (scale float8 NOT NULL, version int NOT NULL, checksum text NOT NULL, generated_at timestamptz NOT NULL DEFAULT now())");
-    await client.query("INSERT INTO bench_seed_marker (scale, version, checksum) VALUES ($1, $2, $3)", [marker.scale, marker.version, marker.checksum]);
+    const { rows } = await client.query<{ generated_at: Date }>(
+      "INSERT INTO bench_seed_marker (scale, version, checksum) VALUES ($1, $2, $3) RETURNING generated_at",
+      [marker.scale, marker.version, marker.checksum],
+    );
+    generatedAt = rows[0]!.generated_at;
   } finally {
     await client.end();
   }
-  return { url, steps, leaseEvents: steps * EVENTS_PER_STEP, generated: true, generationMs: performance.now() - startedAt };
+  return { url, steps, leaseEvents: steps * EVENTS_PER_STEP, generated: true, generationMs: performance.now() - startedAt, generatedAt };
 }
 
-async function markerMatches(url: string, marker: { scale: number; version: number; checksum: string }): Promise<boolean> {
+/** When the seed matching `marker` was written; null when there is none (or it never finished). */
+async function generatedAtOf(url: string, marker: { scale: number; version: number; checksum: string }): Promise<Date | null> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ ok: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM bench_seed_marker WHERE scale = $1 AND version = $2 AND checksum = $3) AS ok`,
+    const { rows } = await client.query<{ generated_at: Date }>(
+      "SELECT generated_at FROM bench_seed_marker WHERE scale = $1 AND version = $2 AND checksum = $3",
       [marker.scale, marker.version, marker.checksum],
     );
-    return rows[0]?.ok ?? false;
+    return rows[0]?.generated_at ?? null;
   } catch (error) {
-    if ((error as { code?: string }).code === "42P01") return false; // no marker table: never finished
+    if ((error as { code?: string }).code === "42P01") return null; // no marker table: never finished
     throw error;
   } finally {
     await client.end();

@@ -5,7 +5,9 @@ export type Queryable = Pick<Pool | PoolClient, "query">;
 
 /**
  * A named statement. Naming makes node-postgres prepare it once per connection, so the
- * coordination hot paths are parsed and planned once rather than on every call.
+ * coordination hot paths are parsed once rather than on every call. PostgreSQL still plans the
+ * first five executions for their values and keeps a generic plan only when it costs out no
+ * worse; a parameter that moves the estimate a lot (a LIMIT) belongs in the text instead.
  */
 export type NamedSql = { readonly name: string; readonly text: string };
 
