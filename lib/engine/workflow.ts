@@ -96,7 +96,7 @@ export async function createWorkflows(pool: Pool, drafts: readonly WorkflowDraft
   }));
   const steps = planned.flatMap((w) => w.draft.steps.map((step, position) => ({ w, step, position, id: w.stepIds.get(step.name)! })));
   const edges = steps.flatMap((s) => (s.step.dependsOn ?? []).map((dependency) => [s.id, s.w.stepIds.get(dependency)!] as const));
-  const rows = await run<WorkflowRow>(pool, sql.createWorkflows, [
+  const rows = await run<WorkflowRow & { created: boolean }>(pool, sql.createWorkflows, [
     planned.map((p) => p.workflowId),
     planned.map((p) => p.draft.kind),
     planned.map((p) => JSON.stringify(p.draft.input ?? null)),
@@ -120,8 +120,8 @@ export async function createWorkflows(pool: Pool, drafts: readonly WorkflowDraft
     edges.map(([stepId]) => stepId),
     edges.map(([, dependsOn]) => dependsOn),
   ]);
-  const insertedIds = new Set(rows.filter((row) => row.idempotency_key === null).map((row) => row.id));
-  const existing = new Map(rows.filter((row) => row.idempotency_key !== null).map((row) => [row.idempotency_key!, row]));
+  const insertedIds = new Set(rows.filter((row) => row.created).map((row) => row.id));
+  const existing = new Map<string, WorkflowRow>(rows.filter((row) => !row.created).map((row) => [row.idempotency_key!, row]));
   // A key's workflow committed by a concurrent request after the statement began is visible now.
   const unseen = planned.filter((p) => !insertedIds.has(p.workflowId) && !existing.has(p.draft.idempotencyKey ?? ""));
   for (const [key, row] of await existingFor(pool, unseen)) existing.set(key, row);

@@ -38,10 +38,10 @@ dependencies AS (
   FROM unnest($21::uuid[], $22::uuid[]) AS d(step_id, depends_on_step_id)
   WHERE d.step_id IN (SELECT id FROM steps)
 )
-SELECT id, NULL::text AS idempotency_key, NULL::text AS input_digest, NULL::text AS tracking_token, NULL::text AS kind
+SELECT id, true AS created, NULL::text AS idempotency_key, NULL::text AS input_digest, NULL::text AS tracking_token, NULL::text AS kind
 FROM inserted
 UNION ALL
-SELECT id, idempotency_key, input_digest, tracking_token, kind
+SELECT id, false, idempotency_key, input_digest, tracking_token, kind
 FROM workflow WHERE idempotency_key = ANY($7::text[])`,
 };
 
