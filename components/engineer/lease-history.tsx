@@ -106,7 +106,10 @@ export function LeaseHistory({ leases, dbNow }: { leases: readonly LeaseTermView
                       {lease.events.map((event) => (
                         <li key={event.id}>
                           {event.kind.replaceAll("_", " ")} · <Time value={event.at} precise />
-                          {event.reason ? <span className="muted"> — {event.reason}</span> : null}
+                          {event.reason ? (
+                            // A refusal's reason is a code of the engine's vocabulary; other events carry prose.
+                            <span className="muted"> — {event.kind === "renewal_refused" ? event.reason.replaceAll("_", " ") : event.reason}</span>
+                          ) : null}
                         </li>
                       ))}
                     </ol>

@@ -4,6 +4,7 @@ import type { Route } from "next";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useRef, useState, type KeyboardEvent } from "react";
 import type { AttemptView, StepDetail } from "@/lib/api/contract/engineer";
+import { CHECKPOINTS, type Checkpoint } from "@/lib/engine/vocabulary";
 import { Empty } from "@/components/ui/states";
 import { Time } from "@/components/ui/time";
 import { shortId } from "./api";
@@ -19,7 +20,6 @@ const TABS = [
 ] as const;
 type TabId = (typeof TABS)[number]["id"];
 
-const CHECKPOINTS = ["created", "identity_persisted", "invocation_began", "response_observed", "receipt_committed"] as const;
 
 function Json({ value }: { value: unknown }) {
   if (value === null || value === undefined) return <span className="muted">—</span>;
@@ -36,9 +36,9 @@ function Fact({ term, children }: { term: string; children: React.ReactNode }) {
 }
 
 /** When an attempt reached each checkpoint, where the database recorded a time for it. */
-function checkpointTimes(attempt: AttemptView): Record<(typeof CHECKPOINTS)[number], { reached: boolean; at: string | null }> {
+function checkpointTimes(attempt: AttemptView): Record<Checkpoint, { reached: boolean; at: string | null }> {
   const reachedIndex = CHECKPOINTS.indexOf(attempt.checkpoint);
-  const reached = (name: (typeof CHECKPOINTS)[number]) => CHECKPOINTS.indexOf(name) <= reachedIndex;
+  const reached = (name: Checkpoint) => CHECKPOINTS.indexOf(name) <= reachedIndex;
   return {
     created: { reached: true, at: attempt.createdAt },
     identity_persisted: { reached: reached("identity_persisted"), at: null },

@@ -9,14 +9,14 @@ import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { toast } from "sonner";
 import { Time } from "@/components/ui/time";
-import type { ReviewResolutionKind } from "@/lib/api/contract/support";
+import type { ReviewResolution, ReviewStatus } from "@/lib/engine/vocabulary";
 import styles from "./review.module.css";
 
 type Props = {
   caseId: string;
   version: number;
-  status: "open" | "resolved";
-  resolution: ReviewResolutionKind | null;
+  status: ReviewStatus;
+  resolution: ReviewResolution | null;
   resolvedBy: string | null;
   resolvedAt: string | null;
   resolutionNote: string | null;
@@ -28,7 +28,7 @@ type Props = {
 
 type Conflict = { title: string; detail: string; resolvedBy?: string | null; resolvedAt?: string | null; resolution?: string | null };
 
-const WORDS: Record<ReviewResolutionKind, string> = {
+const WORDS: Record<ReviewResolution, string> = {
   confirm_delivered: "Confirm delivered",
   confirm_not_delivered: "Confirm not delivered",
   abandon: "Abandon",
@@ -36,7 +36,7 @@ const WORDS: Record<ReviewResolutionKind, string> = {
 
 export function ResolutionPanel(props: Props) {
   const router = useRouter();
-  const [choice, setChoice] = useState<ReviewResolutionKind>("confirm_delivered");
+  const [choice, setChoice] = useState<ReviewResolution>("confirm_delivered");
   const [pending, setPending] = useState(false);
   const [conflict, setConflict] = useState<Conflict | null>(null);
 

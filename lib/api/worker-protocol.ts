@@ -200,10 +200,12 @@ const handlers: Handlers = {
   "acquire-permit": async (pool, body, worker) => {
     await requireSession(pool, worker, body.lease.sessionId);
     const outcome = await acquirePermit(pool, leaseOf(body.lease), body.request);
-    return respond("acquire-permit", {
-      permit: isPermit(outcome) ? { permitId: outcome.permitId, expiresAt: outcome.expiresAt.toISOString() } : null,
-      refusal: outcome !== null && !isPermit(outcome) ? { waitMs: outcome.waitMs } : null,
-    });
+    return respond(
+      "acquire-permit",
+      isPermit(outcome)
+        ? { permit: { permitId: outcome.permitId, expiresAt: outcome.expiresAt.toISOString() }, refusal: null }
+        : { permit: null, refusal: { waitMs: outcome.waitMs } },
+    );
   },
   "release-permit": async (pool, body, worker) => {
     await requireSession(pool, worker, body.sessionId);

@@ -3,16 +3,7 @@
  * HTTP in one place. Operating errors (database down) are not wrapped here: they surface as the
  * driver's own errors and callers handle them as such.
  */
-
-export type RejectionReason =
-  | "superseded"
-  | "not_owner"
-  | "expired"
-  | "revoked"
-  | "lease_ended"
-  | "epoch_stale"
-  | "workflow_inactive"
-  | "checkpoint_order";
+import type { RejectionReason } from "./vocabulary";
 
 export abstract class FencelineError extends Error {
   abstract readonly code: string;

@@ -162,7 +162,7 @@ describe("renew", () => {
     expect(Number(rows[0]!.gap_ms)).toBeCloseTo(1_000, 0);
   });
 
-  test("refuses with a reason: superseded, cancelled, deadline reached, policy changed, checkpoint mismatch", async ({ db }) => {
+  test("refuses with a reason: superseded, workflow inactive, deadline reached, policy changed, checkpoint version mismatch", async ({ db }) => {
     const steps = await createSingleStepWorkflows(db.pool, 5, pure);
     const session = await registerSession(db.pool, "direct");
     const claimed = await claimSteps(db.pool, session, ["pure"], 5);
@@ -185,10 +185,10 @@ describe("renew", () => {
     ]);
     const reasons = new Map(results.map((r) => [r.stepId, r.renewed ? "renewed" : r.reason]));
     expect(reasons.get(superseded!.stepId)).toBe("superseded");
-    expect(reasons.get(cancelled!.stepId)).toBe("cancelled");
-    expect(reasons.get(deadline!.stepId)).toBe("deadline reached");
-    expect(reasons.get(policy!.stepId)).toBe("policy changed");
-    expect(reasons.get(checkpoint!.stepId)).toBe("checkpoint version mismatch");
+    expect(reasons.get(cancelled!.stepId)).toBe("workflow_inactive");
+    expect(reasons.get(deadline!.stepId)).toBe("deadline_reached");
+    expect(reasons.get(policy!.stepId)).toBe("policy_changed");
+    expect(reasons.get(checkpoint!.stepId)).toBe("checkpoint_version_mismatch");
     const { rows } = await db.pool.query(
       "SELECT count(*)::int AS n FROM lease_event WHERE kind = 'renewal_refused' AND step_id = ANY($1::uuid[])",
       [steps],
@@ -201,6 +201,6 @@ describe("renew", () => {
     const [owner, other] = [await registerSession(db.pool, "direct"), await registerSession(db.pool, "direct")];
     const claimed = await claimOne(db.pool, owner);
     const [result] = await renewLeases(db.pool, other, [{ stepId: claimed.stepId, fencingTerm: 1n, sessionId: other, checkpointVersion: 1 }]);
-    expect(result).toMatchObject({ renewed: false, reason: "not owner" });
+    expect(result).toMatchObject({ renewed: false, reason: "not_owner" });
   });
 });

@@ -6,8 +6,8 @@ import { run, type Queryable } from "./db";
 import { ReleaseRefusedError } from "./errors";
 import { recordRejection } from "./rejection";
 import * as sql from "./sql/lease";
-import type { AttemptMode } from "./recovery-rules";
 import type { ClaimedStep, LeaseHandle, RenewRequest, RenewResult } from "./types";
+import type { AttemptMode, RenewalRefusalReason } from "./vocabulary";
 
 type ClaimRow = {
   step_id: string;
@@ -89,7 +89,9 @@ export async function claimSteps(
   }));
 }
 
-type RenewRow = { step_id: string; fencing_term: string; expires_at: Date | null; reason: string | null; db_now: Date };
+type RenewRow =
+  | { step_id: string; fencing_term: string; expires_at: Date; reason: null; db_now: Date }
+  | { step_id: string; fencing_term: string; expires_at: null; reason: RenewalRefusalReason; db_now: Date };
 
 /**
  * Renews leases held by one session. A refusal is an answer, not an error: the worker must stop
@@ -111,9 +113,9 @@ export async function renewLeases(
     requests.map((r) => r.checkpointVersion),
   ]);
   return rows.map((row) =>
-    row.reason === null && row.expires_at !== null
+    row.reason === null
       ? { stepId: row.step_id, renewed: true, expiresAt: row.expires_at, dbNow: row.db_now }
-      : { stepId: row.step_id, renewed: false, reason: row.reason ?? "unknown" },
+      : { stepId: row.step_id, renewed: false, reason: row.reason },
   );
 }
 

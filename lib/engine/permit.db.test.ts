@@ -7,6 +7,7 @@ import type { Pool } from "pg";
 import { describe, expect } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
 import { beginInvocation, persistRequestIdentity } from "./checkpoint";
+import { AuthorityLostError } from "./errors";
 import { claimSteps } from "./lease";
 import { acquirePermit, holdPermit, isPermit, releasePermit, sweepPermits, type Permit, type PermitRequest } from "./permit";
 import { commitReceipts } from "./receipt";
@@ -63,12 +64,17 @@ describe("acquire and release", () => {
     expect(await capacity(db.pool)).toEqual({ inUse: 3, counted: 3 });
   });
 
-  test("only the current holder of the step's lease may take a permit", async ({ db }) => {
+  test("only the current holder of the step's lease may take a permit; anyone else's try is a recorded fencing rejection", async ({ db }) => {
     const [lease] = await leases(db.pool, 1);
     const stranger = { ...lease!, sessionId: await registerSession(db.pool, "direct") };
-    expect(await acquirePermit(db.pool, stranger, request(3))).toBeNull();
-    expect(await acquirePermit(db.pool, { ...lease!, fencingTerm: 2n }, request(3))).toBeNull();
+    await expect(acquirePermit(db.pool, stranger, request(3))).rejects.toMatchObject({ code: "authority_lost", operation: "acquire_permit", reason: "not_owner" });
+    await expect(acquirePermit(db.pool, { ...lease!, fencingTerm: 2n }, request(3))).rejects.toBeInstanceOf(AuthorityLostError);
     expect(await capacity(db.pool)).toEqual({ inUse: 0, counted: 0 });
+    const { rows } = await db.pool.query("SELECT operation, presented_term::int, reason::text FROM fencing_rejection ORDER BY id");
+    expect(rows).toEqual([
+      { operation: "acquire_permit", presented_term: 1, reason: "not_owner" },
+      { operation: "acquire_permit", presented_term: 2, reason: "superseded" },
+    ]);
   });
 });
 

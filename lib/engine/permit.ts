@@ -5,6 +5,7 @@
  * capacity stays spoken for until the step's outcome is settled or no call can still be running.
  */
 import { run, type Queryable } from "./db";
+import { recordRejection } from "./rejection";
 import * as sql from "./sql/permit";
 import type { LeaseHandle } from "./types";
 
@@ -28,10 +29,11 @@ export type PermitRefusal = {
 };
 
 /**
- * Takes a permit for the lease's attempt. Returns the permit, a refusal saying how long to wait
- * when capacity is in use, or null when the lease is not held.
+ * Takes a permit for the lease's attempt. Returns the permit, or a refusal saying how long to
+ * wait when capacity is in use. A lease that no longer holds authority is a fenced write refused:
+ * recorded as a fencing rejection, and raised as AuthorityLostError.
  */
-export async function acquirePermit(db: Queryable, lease: LeaseHandle, request: PermitRequest): Promise<Permit | PermitRefusal | null> {
+export async function acquirePermit(db: Queryable, lease: LeaseHandle, request: PermitRequest): Promise<Permit | PermitRefusal> {
   const [row] = await run<{ id: string | null; expires_at: Date | null; wait_ms: number | null }>(db, sql.acquirePermit, [
     lease.sessionId,
     lease.stepId,
@@ -42,12 +44,16 @@ export async function acquirePermit(db: Queryable, lease: LeaseHandle, request: 
     Math.max(1, Math.round(request.ttlMs)),
     request.requestIdentity,
   ]);
-  if (!row) return null;
+  if (!row) {
+    const rejection = await recordRejection(db, lease, "acquire_permit", null);
+    // Lost authority never returns, so a refusal always has its reason; anything else is a bug.
+    throw rejection ?? new Error(`acquirePermit: step ${lease.stepId} term ${lease.fencingTerm} refused without a reason`);
+  }
   if (row.id !== null && row.expires_at !== null) return { permitId: row.id, expiresAt: row.expires_at };
   return { waitMs: row.wait_ms };
 }
 
-export const isPermit = (outcome: Permit | PermitRefusal | null): outcome is Permit => outcome !== null && "permitId" in outcome;
+export const isPermit = (outcome: Permit | PermitRefusal): outcome is Permit => "permitId" in outcome;
 
 export async function releasePermit(db: Queryable, permitId: string): Promise<void> {
   await run(db, sql.releasePermit, [permitId]);

@@ -9,13 +9,8 @@ import type { AuthorityLostError } from "./errors";
 import { recordRejections } from "./rejection";
 import * as sql from "./sql/receipt";
 import type { LeaseHandle } from "./types";
+import type { VerificationMethod } from "./vocabulary";
 
-export type VerificationMethod =
-  | "direct_response"
-  | "idempotent_replay"
-  | "status_query"
-  | "manual_review"
-  | "no_action_needed";
 
 /** The explicit terminal outcome a handler returns; silence is reserved for failure. */
 export type StepConclusion =

@@ -8,17 +8,7 @@
  * Nothing here flips an ambiguous step straight back to ready.
  */
 import type { AdapterContract } from "@/lib/adapters/contract";
-
-export type AttemptCheckpoint =
-  | "created"
-  | "identity_persisted"
-  | "invocation_began"
-  | "response_observed"
-  | "receipt_committed";
-
-export type AttemptMode = "execute" | "retry_same_identity" | "status_query";
-
-export type RecoveryTrigger = "lease_expired" | "attempt_failed" | "lease_revoked";
+import type { AttemptMode, Checkpoint, EffectObservation, RecoveryTrigger, WorkflowStatus } from "./vocabulary";
 
 export type LateObservationEvidence = {
   readonly id: string;
@@ -28,7 +18,7 @@ export type LateObservationEvidence = {
 
 export type RecoveryEvidence = {
   readonly trigger: RecoveryTrigger;
-  readonly checkpoint: AttemptCheckpoint;
+  readonly checkpoint: Checkpoint;
   readonly mode: AttemptMode;
   readonly requestIdentity: string | null;
   /** The external reference this attempt durably observed (checkpoint 4), if any. */
@@ -38,7 +28,7 @@ export type RecoveryEvidence = {
    * result), absent (it answered that nothing was applied, or a status query found nothing),
    * or null (no answer was observed).
    */
-  readonly observedEffect: "present" | "absent" | null;
+  readonly observedEffect: EffectObservation | null;
   /** An earlier attempt of this step began an invocation whose effect was never observed. */
   readonly earlierOutcomeUnknown: boolean;
   readonly receiptExists: boolean;
@@ -46,7 +36,7 @@ export type RecoveryEvidence = {
   readonly contract: AdapterContract;
   readonly attemptsStarted: number;
   readonly attemptBudget: number;
-  readonly workflowStatus: "active" | "completed" | "cancelled" | "failed";
+  readonly workflowStatus: WorkflowStatus;
   readonly workflowDeadlinePassed: boolean;
 };
 
@@ -65,7 +55,7 @@ export type RecoveryDecision =
     }
   | { readonly category: "give_up"; readonly stepState: "failed" | "cancelled"; readonly reason: string };
 
-const invocationBegan = (checkpoint: AttemptCheckpoint): boolean =>
+const invocationBegan = (checkpoint: Checkpoint): boolean =>
   checkpoint === "invocation_began" || checkpoint === "response_observed" || checkpoint === "receipt_committed";
 
 export function decideRecovery(evidence: RecoveryEvidence): RecoveryDecision {

@@ -12,16 +12,10 @@ import { inTransaction, run } from "./db";
 import { AuthorityLostError } from "./errors";
 import { recordRejection } from "./rejection";
 import { completeSteps } from "./receipt";
-import {
-  decideRecovery,
-  type AttemptCheckpoint,
-  type AttemptMode,
-  type LateObservationEvidence,
-  type RecoveryDecision,
-  type RecoveryTrigger,
-} from "./recovery-rules";
+import { decideRecovery, type LateObservationEvidence, type RecoveryDecision } from "./recovery-rules";
 import * as sql from "./sql/recovery";
 import type { LeaseHandle } from "./types";
+import type { AttemptMode, Checkpoint, EffectObservation, RecoveryTrigger, WorkflowStatus } from "./vocabulary";
 
 /** Open review cases are due for a person within this many hours. */
 const REVIEW_BY_HOURS = 24;
@@ -37,17 +31,17 @@ type EvidenceRow = {
   expires_at: Date;
   owner_session_id: string;
   workflow_id: string;
-  checkpoint: AttemptCheckpoint;
+  checkpoint: Checkpoint;
   mode: AttemptMode;
   request_identity: string | null;
   external_reference: string | null;
   observed_result: unknown;
-  observed_effect: "present" | "absent" | null;
+  observed_effect: EffectObservation | null;
   earlier_outcome_unknown: boolean;
   adapter: string;
   attempt_budget: number;
   attempts_started: number;
-  workflow_status: "active" | "completed" | "cancelled" | "failed";
+  workflow_status: WorkflowStatus;
   workflow_deadline_passed: boolean;
   receipt_exists: boolean;
   late_observations: LateObservationEvidence[];

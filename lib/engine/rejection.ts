@@ -4,9 +4,10 @@
  */
 import { run, type Queryable } from "./db";
 import { digestOf } from "./digest";
-import { AuthorityLostError, type RejectionReason } from "./errors";
+import { AuthorityLostError } from "./errors";
 import * as sql from "./sql/rejection";
 import type { LeaseHandle } from "./types";
+import type { RejectionReason } from "./vocabulary";
 
 export type RejectedPayload = {
   readonly externalReference: string | null;

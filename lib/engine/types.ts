@@ -1,4 +1,4 @@
-import type { AttemptMode } from "./recovery-rules";
+import type { AttemptMode, RenewalRefusalReason } from "./vocabulary";
 
 /** What a worker presents to prove authority: the step, the fencing term it holds, its session. */
 export type LeaseHandle = {
@@ -40,4 +40,4 @@ export type RenewRequest = LeaseHandle & { readonly checkpointVersion: number };
 
 export type RenewResult =
   | { readonly stepId: string; readonly renewed: true; readonly expiresAt: Date; readonly dbNow: Date }
-  | { readonly stepId: string; readonly renewed: false; readonly reason: string };
+  | { readonly stepId: string; readonly renewed: false; readonly reason: RenewalRefusalReason };

@@ -8,7 +8,7 @@
  *
  * Each metric carries its written definition, shown beside its chart and as Prometheus HELP.
  */
-import { RECOVERY_CATEGORIES } from "@/lib/api/contract/engineer";
+import { RECOVERY_CATEGORIES, REJECTION_REASONS } from "@/lib/engine/vocabulary";
 import type { NamedSql } from "@/lib/engine/db";
 import * as sql from "./sql";
 
@@ -186,7 +186,7 @@ export const METRICS: readonly MetricDefinition[] = [
     unit: "rejections",
     kind: "count",
     definition: "Writes refused because the presented term had lost authority (stale write rejected), by reason. Each was returned to its worker as \"you lost authority\".",
-    keys: ["superseded", "not_owner", "expired", "revoked", "lease_ended", "epoch_stale", "workflow_inactive", "checkpoint_order"],
+    keys: REJECTION_REASONS,
     label: "reason",
     statement: sql.fencingRejections,
     list: stepsWith({ hasRejection: "true" }),

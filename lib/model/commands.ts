@@ -6,6 +6,7 @@
 import { deepStrictEqual } from "node:assert/strict";
 import fc from "fast-check";
 import type { Pool } from "pg";
+import { REVIEW_RESOLUTIONS } from "@/lib/engine/vocabulary";
 import { KINDS, Model, SLOTS, WORKERS } from "./model";
 import {
   Cancel, Claim, Create, Expire, nextFor, Pause, Renew, Resolve, Revoke, Scan, scanSkipping, TwoScans, type Op, type Outcome,
@@ -159,11 +160,11 @@ class Race implements fc.AsyncCommand<Model, Real> {
 }
 
 /**
- * Under a race, a refused renewal may be explained as "changed while renewing": the engine's
+ * Under a race, a refused renewal may be explained as `changed_while_renewing`: the engine's
  * fallback when what ended its authority is not visible to the statement. It is still a refusal.
  */
 function outcomeMatches(expected: Outcome, observed: Outcome): boolean {
-  const contended = (o: Outcome) => typeof o === "object" && o !== null && (o as { reason?: unknown }).reason === "changed while renewing";
+  const contended = (o: Outcome) => typeof o === "object" && o !== null && (o as { reason?: unknown }).reason === "changed_while_renewing";
   if (contended(observed)) return typeof expected === "object" && expected !== null && (expected as { renewed?: unknown }).renewed === false;
   return isDeepEqual(expected, observed);
 }
@@ -190,7 +191,7 @@ const expire = slot.map((s) => fixed(new Expire(s)));
 const scan = fc.constant(null).map(() => fixed(new Scan()));
 const cancel = slot.map((s) => fixed(new Cancel(s)));
 const revoke = slot.map((s) => fixed(new Revoke(s)));
-const resolution = fc.constantFrom("confirm_delivered", "confirm_not_delivered", "abandon") as fc.Arbitrary<"confirm_delivered" | "confirm_not_delivered" | "abandon">;
+const resolution = fc.constantFrom(...REVIEW_RESOLUTIONS);
 const ref = fc.constantFrom<"found" | "other">("found", "found", "other");
 const resolveBy = (person: number, stale: fc.Arbitrary<boolean>) =>
   fc.tuple(slot, resolution, stale, ref).map(([s, res, st, rf]) => fixed(new Resolve(s, res, st, rf, person)));

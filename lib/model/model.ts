@@ -1,6 +1,7 @@
 /**
  * The reference model: SPEC.md's rules for one step per slot, with no I/O. It is the check on
- * the engine, so it states the rules itself and imports nothing from lib/engine.
+ * the engine, so it states the rules itself and imports nothing from lib/engine but its
+ * vocabulary: the words, never a rule.
  *
  * A slot holds one single-step workflow. Its step moves ready → leased → (completed |
  * completed_without_effect | cancelled | failed | indeterminate) and back to ready only through
@@ -14,6 +15,17 @@
  * Each destination is modelled per step by what it has applied (refs in order) and, for the
  * fenced one, the highest term it has seen.
  */
+import type {
+  AttemptMode,
+  Checkpoint,
+  EffectObservation,
+  RecoveryCategory,
+  RejectionReason,
+  ReviewResolution,
+  ReviewStatus,
+  StepState as EngineStepState,
+  WorkflowStatus,
+} from "@/lib/engine/vocabulary";
 
 export const KINDS = ["fenced", "idempotent", "queryable", "opaque"] as const;
 export type Kind = (typeof KINDS)[number];
@@ -26,15 +38,10 @@ export const CONTRACT: Record<Kind, { idempotencyKeys: boolean; statusQuery: boo
   opaque: { idempotencyKeys: false, statusQuery: false, fence: false },
 };
 
-export type Checkpoint = "created" | "identity_persisted" | "invocation_began" | "response_observed" | "receipt_committed";
-export type Mode = "execute" | "retry_same_identity" | "status_query";
-export type StepState = "ready" | "leased" | "completed" | "completed_without_effect" | "cancelled" | "failed" | "indeterminate";
-export type WorkflowStatus = "active" | "completed" | "cancelled" | "failed";
-export type Category =
-  | "make_ready" | "retry_same_identity" | "retry_same_key" | "status_query" | "review" | "reconcile" | "acknowledge" | "give_up";
-export type Resolution = "confirm_delivered" | "confirm_not_delivered" | "abandon";
-/** Why a fenced write was refused, as the engine classifies it. */
-export type Refusal = "superseded" | "not_owner" | "expired" | "revoked" | "lease_ended" | "workflow_inactive";
+/** The states a single-step workflow's step reaches: never blocked, superseded or rejected. */
+export type StepState = Exclude<EngineStepState, "blocked" | "superseded" | "rejected">;
+/** Why a fenced write was refused, as the engine classifies it; the model has one epoch. */
+export type Refusal = Exclude<RejectionReason, "epoch_stale" | "checkpoint_order">;
 
 export type LeaseModel = {
   term: number;
@@ -48,15 +55,15 @@ export type LeaseModel = {
 
 export type AttemptModel = {
   term: number;
-  mode: Mode;
+  mode: AttemptMode;
   checkpoint: Checkpoint;
   began: boolean;
-  observedEffect: "present" | "absent" | null;
+  observedEffect: EffectObservation | null;
   ref: string | null;
 };
 
 /** A review case, as support sees it: open at version 1, resolved once (the version moves on). */
-export type ReviewModel = { status: "open" | "resolved"; version: number; resolution: Resolution | null; ref: string | null };
+export type ReviewModel = { status: ReviewStatus; version: number; resolution: ReviewResolution | null; ref: string | null };
 
 export type StepModel = {
   slot: number;
@@ -66,7 +73,7 @@ export type StepModel = {
   state: StepState;
   term: number;
   attemptsStarted: number;
-  nextMode: Mode;
+  nextMode: AttemptMode;
   identity: string | null;
   lease: LeaseModel | null;
   attempts: AttemptModel[];
@@ -75,7 +82,7 @@ export type StepModel = {
   receipt: null | { ref: string | null; method: string; term: number };
   /** Review cases in the order they were opened; at most one open. */
   reviews: ReviewModel[];
-  decisions: Category[];
+  decisions: RecoveryCategory[];
   /** The destination: refs of every effect it applied, in order; the highest term it saw. */
   applied: string[];
   highestTerm: number;
@@ -85,7 +92,7 @@ export type StepModel = {
 export type Answer = { kind: "effect"; ref: string; replayed: boolean } | { kind: "absent" } | { kind: "unknown" } | { kind: "status"; ref: string };
 export type View = {
   term: number;
-  mode: Mode;
+  mode: AttemptMode;
   /** The request identity this worker was given (claim) or had persisted. */
   identity: string | null;
   checkpointVersion: number;
@@ -183,7 +190,7 @@ const began = (attempt: AttemptModel) => attempt.began;
  * |   destination honours idempotency keys                 | retry with the same key           |
  * |   destination opaque                                   | review                            |
  */
-export function decide(step: StepModel): { category: Category; nextMode?: Mode; endAs?: "cancelled" | "failed"; ref?: string } {
+export function decide(step: StepModel): { category: RecoveryCategory; nextMode?: AttemptMode; endAs?: "cancelled" | "failed"; ref?: string } {
   const attempt = currentAttempt(step)!;
   if (step.receipt) return { category: "acknowledge" };
 
@@ -217,7 +224,7 @@ export function decide(step: StepModel): { category: Category; nextMode?: Mode; 
 }
 
 /** Ends the step's open lease (`why`) and carries out the recovery decision. */
-export function recover(step: StepModel, why: "expired" | "revoked"): Category {
+export function recover(step: StepModel, why: "expired" | "revoked"): RecoveryCategory {
   step.lease!.ended = why;
   const decision = decide(step);
   step.decisions.push(decision.category);
@@ -281,8 +288,8 @@ export function destinationStatus(step: StepModel): Answer {
 }
 
 /** What a person sends to resolve a case: the decision and the case version they saw. */
-export type ResolutionBody = { resolution: Resolution; version: number; ref: string | null };
-export type ResolutionOutcome = { resolution: Resolution; version: number; replayed: boolean } | { refused: string };
+export type ResolutionBody = { resolution: ReviewResolution; version: number; ref: string | null };
+export type ResolutionOutcome = { resolution: ReviewResolution; version: number; replayed: boolean } | { refused: string };
 
 /**
  * SPEC "Support staff": a person settles case `index` of the step. One guarded transition (case

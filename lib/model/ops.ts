@@ -14,9 +14,10 @@ import { AuthorityLostError, CheckpointOrderError } from "@/lib/engine/errors";
 import { setLeaseExpiry } from "@/lib/engine/test-support";
 import { resolveReviewCase, ReviewConflictError } from "@/lib/review/resolve";
 import type { LeaseHandle } from "@/lib/engine/types";
+import type { ReviewResolution } from "@/lib/engine/vocabulary";
 import {
   complete, currentAttempt, destinationCreate, destinationStatus, newStep, recover, refusal, resolveCase, SLOTS,
-  type Kind, type Model, type Resolution, type ResolutionBody, type View,
+  type Kind, type Model, type ResolutionBody, type View,
 } from "./model";
 import { adapterFor, STEP_CLASS, type Real } from "./real";
 
@@ -161,7 +162,7 @@ export class Resolve extends Op<{ index: number; body: ResolutionBody }> {
   get actor() { return `support${this.person}:s${this.slot}`; }
   constructor(
     readonly slot: number,
-    readonly resolution: Resolution,
+    readonly resolution: ReviewResolution,
     readonly stale: boolean,
     readonly ref: "found" | "other" = "found",
     readonly person = 0,
@@ -297,14 +298,12 @@ export class Renew extends WorkerOp<View> {
     if (why === null) return { renewed: true };
     const mine = m.view(this.worker, this.slot, { term: view.term });
     if (mine) mine.lost = true;
-    const reason = why === "lease_ended" ? "expired" : why === "workflow_inactive" ? m.step(this.slot).workflow : why;
-    return { renewed: false, reason };
+    return { renewed: false, reason: why };
   }
   async exec(r: Real, view: View) {
     const [result] = await renewLeases(r.pool, r.sessions[this.worker]!, [{ ...this.handle(r, view), checkpointVersion: view.checkpointVersion }]);
     if (result!.renewed) return { renewed: true };
-    const reason = result!.reason.replace(/^workflow /, "");
-    return { renewed: false, reason: reason === "not owner" ? "not_owner" : reason };
+    return { renewed: false, reason: result!.reason };
   }
   toString = () => this.name("renew");
 }

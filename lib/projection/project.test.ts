@@ -4,6 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { STEP_STATES, WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
 import { ENGINE_WORDS, headlineOf, projectForEndUser, referenceOf } from "./project";
 import type { ProjectionSnapshot, StepSnapshot, StepState, WorkflowStatus } from "./types";
 
@@ -140,8 +141,6 @@ test("the reference is short, quotable and stable per request", () => {
   expect(referenceOf("0f3a9c2e-1b2d-4e5f-8a9b-0c1d2e3f4a5b")).toBe("FL-0F3A-9C2E");
 });
 
-const STEP_STATES: StepState[] = ["blocked", "ready", "leased", "completed", "completed_without_effect", "superseded", "cancelled", "rejected", "failed", "indeterminate"];
-const WORKFLOW_STATUSES: WorkflowStatus[] = ["active", "completed", "cancelled", "failed"];
 
 test("no engine word reaches the end user, for any combination of states", () => {
   const engineWord = new RegExp(ENGINE_WORDS.join("|"), "i");

@@ -1,18 +1,8 @@
 /** The durable facts the end-user projection is built from, and what it produces. */
 
-export type WorkflowStatus = "active" | "completed" | "cancelled" | "failed";
+import type { StepState, WorkflowStatus } from "@/lib/engine/vocabulary";
 
-export type StepState =
-  | "blocked"
-  | "ready"
-  | "leased"
-  | "completed"
-  | "completed_without_effect"
-  | "superseded"
-  | "cancelled"
-  | "rejected"
-  | "failed"
-  | "indeterminate";
+export type { StepState, WorkflowStatus } from "@/lib/engine/vocabulary";
 
 export type StepSnapshot = {
   readonly name: string;

@@ -8,6 +8,7 @@ import "@/lib/adapters/destinations";
 import type { ReviewCaseDetail } from "@/lib/api/contract/support";
 import { run, type Queryable } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
+import type { AttemptMode, AttemptOutcome, Checkpoint, EffectObservation, WorkflowStatus } from "@/lib/engine/vocabulary";
 import { referenceOf } from "@/lib/projection/project";
 import { trackingViewByWorkflowId } from "@/lib/projection/read";
 import { summaryOf, type CaseRow } from "./queue";
@@ -23,7 +24,7 @@ type DetailRow = CaseRow & {
   attempts_started: number;
   attempt_budget: number;
   kind: string;
-  workflow_status: "active" | "completed" | "cancelled" | "failed";
+  workflow_status: WorkflowStatus;
   requester: string;
   workflow_created_at: Date;
 };
@@ -31,11 +32,11 @@ type DetailRow = CaseRow & {
 export type AttemptRow = {
   id: string;
   fencing_term: string;
-  mode: "execute" | "retry_same_identity" | "status_query";
-  checkpoint: "created" | "identity_persisted" | "invocation_began" | "response_observed" | "receipt_committed";
-  outcome: "effect" | "no_action_needed" | "skip" | "failed" | "released" | "lease_lost" | null;
+  mode: AttemptMode;
+  checkpoint: Checkpoint;
+  outcome: AttemptOutcome | null;
   outcome_reason: string | null;
-  observed_effect: "present" | "absent" | null;
+  observed_effect: EffectObservation | null;
   external_reference: string | null;
   created_at: Date;
   invocation_began_at: Date | null;

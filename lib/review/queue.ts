@@ -7,12 +7,13 @@ import "@/lib/adapters/destinations";
 import type { ReviewCaseSummary, ReviewQueueQuery } from "@/lib/api/contract/support";
 import { encodeCursor, type Page } from "@/lib/api/cursor";
 import { run, type Queryable } from "@/lib/engine/db";
+import type { ReviewStatus } from "@/lib/engine/vocabulary";
 import { referenceOf } from "@/lib/projection/project";
 import * as sql from "./sql";
 
 export type CaseRow = {
   id: string;
-  status: "open" | "resolved";
+  status: ReviewStatus;
   version: number;
   reason: string;
   opened_at: Date;

@@ -17,6 +17,7 @@ import { appendAudit } from "@/lib/audit/log";
 import { inTransaction, run, type Queryable } from "@/lib/engine/db";
 import { FencelineError, NotFoundError } from "@/lib/engine/errors";
 import { completeSteps } from "@/lib/engine/receipt";
+import type { ReviewStatus } from "@/lib/engine/vocabulary";
 import * as sql from "./sql";
 
 /** A resolution that cannot apply to the case as it is now; `details` say why, for the person. */
@@ -98,7 +99,7 @@ async function applyResolution(client: PoolClient, caseId: string, body: Resolut
 }
 
 type RefusalRow = {
-  status: "open" | "resolved";
+  status: ReviewStatus;
   version: number;
   resolution: ResolutionBody["resolution"] | null;
   resolved_by: string | null;

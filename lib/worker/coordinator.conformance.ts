@@ -114,11 +114,11 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
       expect(granted.expiresAt.getTime()).toBeGreaterThan(granted.dbNow.getTime());
 
       const wrongOwner = await one(b.coordinator.renew(b.sessionId, [{ ...lease, sessionId: b.sessionId, checkpointVersion: claimed.checkpointVersion }]));
-      expect(wrongOwner).toEqual({ stepId: lease.stepId, renewed: false, reason: "not owner" });
+      expect(wrongOwner).toEqual({ stepId: lease.stepId, renewed: false, reason: "not_owner" });
 
       await a.coordinator.release(lease, "conformance");
       const ended = await one(a.coordinator.renew(a.sessionId, [{ ...lease, checkpointVersion: claimed.checkpointVersion }]));
-      expect(ended).toEqual({ stepId: lease.stepId, renewed: false, reason: "expired" });
+      expect(ended).toEqual({ stepId: lease.stepId, renewed: false, reason: "lease_ended" });
       expect(await a.coordinator.renew(a.sessionId, [])).toEqual([]);
 
       const events = await rows(db.pool, "SELECT kind::text, reason FROM lease_event WHERE step_id = $1 ORDER BY id", [lease.stepId]);
@@ -259,7 +259,7 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
       ]);
     });
 
-    test("adapter permits: acquire within capacity, refuse beyond it, release, hold; none without the lease", async ({ db }) => {
+    test("adapter permits: acquire within capacity, refuse beyond it, release, hold; authority lost without the lease", async ({ db }) => {
       await createSingleStepWorkflows(db.pool, 2, step);
       const { coordinator, sessionId } = await worker(db);
       const [one1, two] = (await coordinator.claim(sessionId, [ADAPTER], 2)).map((c) => leaseOf(c, sessionId)) as [LeaseHandle, LeaseHandle];
@@ -283,7 +283,9 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
       expect(isPermit(await coordinator.acquirePermit(one1, permitRequest()))).toBe(false);
 
       await coordinator.release(one1, "done");
-      expect(await coordinator.acquirePermit(one1, permitRequest({ adapter: "other" }))).toBeNull();
+      const afterRelease = coordinator.acquirePermit(one1, permitRequest({ adapter: "other" }));
+      await expect(afterRelease).rejects.toBeInstanceOf(AuthorityLostError);
+      await expect(afterRelease).rejects.toMatchObject({ operation: "acquire_permit", reason: "lease_ended" });
     });
 
     test("postLateObservation keeps evidence from a stale lease; an unknown lease is NotFoundError", async ({ db }) => {

@@ -25,7 +25,8 @@ export type Coordinator = {
   beginInvocation(lease: LeaseHandle): Promise<CheckpointAck>;
   observeResponse(lease: LeaseHandle, externalReference: string | null, result: unknown): Promise<CheckpointAck>;
   observeEffectAbsent(lease: LeaseHandle, answer: unknown): Promise<CheckpointAck>;
-  acquirePermit(lease: LeaseHandle, request: PermitRequest): Promise<Permit | PermitRefusal | null>;
+  /** A permit, or how long to wait for capacity; AuthorityLostError when the lease no longer holds authority. */
+  acquirePermit(lease: LeaseHandle, request: PermitRequest): Promise<Permit | PermitRefusal>;
   releasePermit(permitId: string): Promise<void>;
   holdPermit(permitId: string, reason: string, holdMs: number): Promise<void>;
   commitReceipts(sessionId: string, requests: readonly ReceiptRequest[]): Promise<ReceiptResult[]>;

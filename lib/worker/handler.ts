@@ -4,7 +4,7 @@
  * past the deadline is recorded as a failure, each with its own reason, so an audit can always
  * tell "did nothing on purpose" from "never finished".
  */
-import type { AttemptMode } from "@/lib/engine/recovery-rules";
+import type { AttemptMode } from "@/lib/engine/vocabulary";
 import type { StepConclusion } from "@/lib/engine/receipt";
 
 export type Invocation = {

@@ -143,8 +143,7 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
     observeEffectAbsent: (lease, answer) => call("observe-effect-absent", { lease: wireLease(lease), answer: answer ?? null }),
     acquirePermit: async (lease, request) => {
       const { permit, refusal } = await call("acquire-permit", { lease: wireLease(lease), request: { ...request } });
-      if (permit) return { permitId: permit.permitId, expiresAt: new Date(permit.expiresAt) };
-      return refusal ? { waitMs: refusal.waitMs } : null;
+      return permit ? { permitId: permit.permitId, expiresAt: new Date(permit.expiresAt) } : { waitMs: refusal.waitMs };
     },
     releasePermit: async (permitId) => {
       await call("release-permit", { sessionId: requireSession(), permitId });

@@ -320,7 +320,7 @@ export class Worker {
     if (isPermit(permit)) return permit;
     run.assertHolding();
     // Capacity held for unknown outcomes frees only when the earliest hold runs out: wait that long.
-    const waitMs = Math.min(MAX_CAPACITY_WAIT_MS, permit?.waitMs ?? NO_CAPACITY_WAIT_MS);
+    const waitMs = Math.min(MAX_CAPACITY_WAIT_MS, permit.waitMs ?? NO_CAPACITY_WAIT_MS);
     throw new WaitRequested(jitter(Math.max(NO_CAPACITY_WAIT_MS, waitMs)), `no ${contract.name} ${operationClass} capacity free`);
   }
 

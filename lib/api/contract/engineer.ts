@@ -7,7 +7,18 @@ import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { faultSettingsSchema } from "@/lib/adapters/destination/faults";
 import { cursorField, limitField, pageSchema } from "../cursor";
-import { LAB_ACTIONS, LEASE_EVENT_KINDS, RECOVERY_CATEGORIES, STEP_STATES, WORKFLOW_STATUSES } from "@/lib/steps/vocabulary";
+import {
+  CHECKPOINTS,
+  EFFECT_OBSERVATIONS,
+  LEASE_END_REASONS,
+  LEASE_EVENT_KINDS,
+  PERMIT_STATES,
+  RECOVERY_CATEGORIES,
+  REVIEW_STATUSES,
+  STEP_STATES,
+  WORKFLOW_STATUSES,
+} from "@/lib/engine/vocabulary";
+import { LAB_ACTIONS } from "@/lib/steps/vocabulary";
 import { problemResponse, staffResponses } from "./common";
 import { publicPaths } from "./public";
 
@@ -15,8 +26,6 @@ const timestamp = z.iso.datetime({ offset: true });
 const uuid = z.uuid();
 const term = z.number().int().nonnegative();
 const booleanFlag = z.enum(["true", "false"]).transform((value) => value === "true");
-
-export { LEASE_EVENT_KINDS, RECOVERY_CATEGORIES, STEP_STATES, WORKFLOW_STATUSES } from "@/lib/steps/vocabulary";
 
 // ---------------------------------------------------------------------------------------------
 // Requests (workflows)
@@ -169,7 +178,7 @@ export const leaseTermSchema = z
     expiresAt: timestamp,
     checkpointVersion: z.number().int(),
     endedAt: timestamp.nullable(),
-    endReason: z.enum(["receipt", "released", "expired", "revoked", "failed"]).nullable(),
+    endReason: z.enum(LEASE_END_REASONS).nullable(),
     renewals: z.number().int(),
     renewalRefusals: z.number().int(),
     events: z.array(leaseEventSchema),
@@ -189,12 +198,12 @@ export const attemptSchema = z
     requestIdentity: z.string().nullable(),
     inputDigest: z.string(),
     adapterVersion: z.string().nullable(),
-    checkpoint: z.enum(["created", "identity_persisted", "invocation_began", "response_observed", "receipt_committed"]),
+    checkpoint: z.enum(CHECKPOINTS),
     deadlineAt: timestamp,
     createdAt: timestamp,
     invocationBeganAt: timestamp.nullable(),
     responseObservedAt: timestamp.nullable(),
-    observedEffect: z.enum(["present", "absent"]).nullable(),
+    observedEffect: z.enum(EFFECT_OBSERVATIONS).nullable(),
     externalReference: z.string().nullable(),
     observedResult: z.unknown(),
     outcome: z.string().nullable(),
@@ -260,7 +269,7 @@ export const permitSchema = z
     attemptId: uuid,
     fencingTerm: term,
     requestIdentity: z.string().nullable(),
-    state: z.enum(["active", "held", "released"]),
+    state: z.enum(PERMIT_STATES),
     acquiredAt: timestamp,
     expiresAt: timestamp,
     heldUntil: timestamp.nullable(),
@@ -274,7 +283,7 @@ export const reviewCaseSchema = z
   .object({
     id: uuid,
     reason: z.string(),
-    status: z.enum(["open", "resolved"]),
+    status: z.enum(REVIEW_STATUSES),
     assignee: z.string().nullable(),
     reviewBy: timestamp,
     openedAt: timestamp,

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { deliveryRequestSchema } from "@/lib/demo/workflow";
+import { WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
 import type { TrackingView } from "@/lib/projection/types";
 import { HttpProblem } from "../http";
 import { problemResponse } from "./common";
@@ -39,7 +40,7 @@ export const createdRequestSchema = z
     id: z.uuid(),
     trackingToken: z.string().meta({ description: "Unguessable; the only key an end user needs. Keep it private." }),
     trackUrl: z.string().meta({ description: "The end user's page: /track/<trackingToken>" }),
-    status: z.enum(["active", "completed", "cancelled", "failed"]),
+    status: z.enum(WORKFLOW_STATUSES),
     createdAt: timestamp,
   })
   .meta({ id: "CreatedRequest" });

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
+import { EFFECT_OBSERVATIONS, REVIEW_RESOLUTIONS, REVIEW_STATUSES, WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
 import { cursorField, limitField, pageSchema } from "../cursor";
 import { problemResponse, staffResponses } from "./common";
 import { trackingViewSchema } from "./public";
@@ -12,9 +13,6 @@ import { trackingViewSchema } from "./public";
 const timestamp = z.iso.datetime({ offset: true });
 const uuid = z.uuid();
 
-export const REVIEW_STATUSES = ["open", "resolved"] as const;
-export const REVIEW_RESOLUTIONS = ["confirm_delivered", "confirm_not_delivered", "abandon"] as const;
-export type ReviewResolutionKind = (typeof REVIEW_RESOLUTIONS)[number];
 
 // ---------------------------------------------------------------------------------------------
 // The queue
@@ -80,7 +78,7 @@ export const reviewCaseDetailSchema = z
       externalReference: z.string().nullable(),
       evidence: z.record(z.string(), z.unknown()).meta({ description: "What recovery recorded when it opened the case" }),
     }),
-    request: z.object({ id: uuid, reference: z.string(), kind: z.string(), status: z.enum(["active", "completed", "cancelled", "failed"]), requester: z.string(), createdAt: timestamp }),
+    request: z.object({ id: uuid, reference: z.string(), kind: z.string(), status: z.enum(WORKFLOW_STATUSES), requester: z.string(), createdAt: timestamp }),
     step: z.object({
       id: uuid,
       name: z.string(),
@@ -101,7 +99,7 @@ export const reviewCaseDetailSchema = z
         mode: z.string(),
         checkpoint: z.string(),
         outcome: z.string().nullable(),
-        observedEffect: z.enum(["present", "absent"]).nullable(),
+        observedEffect: z.enum(EFFECT_OBSERVATIONS).nullable(),
         externalReference: z.string().nullable(),
         summary: z.string().meta({ description: "The attempt in plain words" }),
       }),

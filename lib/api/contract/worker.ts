@@ -9,6 +9,7 @@
  */
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { z } from "zod";
+import { ATTEMPT_MODES, REJECTION_REASONS, RENEWAL_REFUSAL_REASONS, type VerificationMethod } from "@/lib/engine/vocabulary";
 import { problemResponse } from "./common";
 
 const MAX_BATCH = 500;
@@ -51,7 +52,7 @@ export const wireClaimedStep = z
     attemptId: id,
     fencingTerm: wireTerm,
     epoch: wireTerm,
-    mode: z.enum(["execute", "retry_same_identity", "status_query"]),
+    mode: z.enum(ATTEMPT_MODES),
     requestIdentity: z.string().nullable(),
     input: jsonValue,
     inputDigest: z.string(),
@@ -78,7 +79,7 @@ export const renewBody = z.object({
 });
 export const wireRenewResult = z.union([
   z.object({ stepId: id, renewed: z.literal(true), expiresAt: wireTime, dbNow: wireTime }),
-  z.object({ stepId: id, renewed: z.literal(false), reason: z.string() }),
+  z.object({ stepId: id, renewed: z.literal(false), reason: z.enum(RENEWAL_REFUSAL_REASONS) }),
 ]);
 export const renewResponse = z.object({ results: z.array(wireRenewResult) });
 
@@ -115,17 +116,20 @@ export const acquirePermitBody = z.object({
     requestIdentity: z.string().max(500).nullable(),
   }),
 });
-/** permit: granted. refusal: capacity in use (waitMs: when it can free up, null while calls are active). Both null: the lease is not held. */
-export const acquirePermitResponse = z.object({
-  permit: z.object({ permitId: id, expiresAt: wireTime }).nullable(),
-  refusal: z.object({ waitMs: z.number().nullable() }).nullable(),
-});
+/**
+ * Exactly one is set. permit: granted. refusal: capacity in use (waitMs: when it can free up,
+ * null while calls are active). A lease that no longer holds authority is a 409 authority_lost.
+ */
+export const acquirePermitResponse = z.union([
+  z.object({ permit: z.object({ permitId: id, expiresAt: wireTime }), refusal: z.null() }),
+  z.object({ permit: z.null(), refusal: z.object({ waitMs: z.number().nullable() }) }),
+]);
 export const releasePermitBody = z.object({ sessionId: id, permitId: id });
 export const holdPermitBody = z.object({ sessionId: id, permitId: id, reason: shortText, holdMs: z.number().min(0).max(86_400_000) });
 
 // ---- receipts -------------------------------------------------------------------------------
 
-const verification = z.enum(["direct_response", "idempotent_replay", "status_query"]);
+const verification = z.enum(["direct_response", "idempotent_replay", "status_query"] as const satisfies readonly VerificationMethod[]);
 export const wireConclusion = z.union([
   z.object({ kind: z.literal("effect"), externalReference: z.string().max(500).nullable(), result: jsonValue, verification }),
   z.object({ kind: z.literal("no_action_needed"), reason: shortText }),
@@ -136,7 +140,7 @@ export const commitReceiptsBody = z.object({
   receipts: z.array(z.object({ stepId: id, fencingTerm: wireTerm, conclusion: wireConclusion })).max(MAX_BATCH),
 });
 
-const rejectionReason = z.enum(["superseded", "not_owner", "expired", "revoked", "lease_ended", "epoch_stale", "workflow_inactive", "checkpoint_order"]);
+const rejectionReason = z.enum(REJECTION_REASONS);
 /** An AuthorityLostError's fields, as carried by a problem and by a refused receipt. */
 export const wireAuthorityLost = z
   .object({
@@ -196,7 +200,7 @@ export const workerOperations = {
   "begin-invocation": { summary: "Checkpoint 3: the invocation began", body: leaseBody, response: checkpointAckResponse },
   "observe-response": { summary: "Checkpoint 4: the destination's answer", body: observeResponseBody, response: checkpointAckResponse },
   "observe-effect-absent": { summary: "Checkpoint 4: the destination applied nothing", body: observeEffectAbsentBody, response: checkpointAckResponse },
-  "acquire-permit": { summary: "Take an adapter permit (null when no capacity is free or the lease is not held)", body: acquirePermitBody, response: acquirePermitResponse },
+  "acquire-permit": { summary: "Take an adapter permit, or learn how long to wait for capacity; authority_lost when the lease is not held", body: acquirePermitBody, response: acquirePermitResponse },
   "release-permit": { summary: "Return an adapter permit", body: releasePermitBody, response: null },
   "hold-permit": { summary: "Keep a permit counted after a call with an unknown outcome", body: holdPermitBody, response: null },
   "commit-receipts": { summary: "Commit a batch of receipts, each fenced on its own lease", body: commitReceiptsBody, response: commitReceiptsResponse },

@@ -1,25 +1,21 @@
 /**
  * Checkpoint statements: request identity persisted, invocation began, response observed. Each
  * is one fenced write that bumps the lease's checkpoint version (renewals must present it) and
- * moves the attempt forward by exactly one checkpoint. The guard is the same as every fenced
- * write: $1 owner, $2 step, $3 term, open, unexpired, current epoch, active workflow.
+ * moves the attempt forward by exactly one checkpoint. Guarded by the authority guard
+ * (./authority.ts) on $1 owner, $2 step, $3 term, and by the attempt's current checkpoint.
  */
 import type { NamedSql } from "../db";
+import { sqlList, type Checkpoint } from "../vocabulary";
+import { holdsAuthority } from "./authority";
 
-const fencedCheckpoint = (name: string, fromCheckpoints: readonly string[], attemptUpdate: string, returning: string): NamedSql => ({
+const fencedCheckpoint = (name: string, fromCheckpoints: readonly Checkpoint[], attemptUpdate: string, returning: string): NamedSql => ({
   name,
   text: `
 WITH authority AS (
   UPDATE lease l
   SET checkpoint_version = l.checkpoint_version + 1
-  WHERE l.step_id = $2
-    AND l.fencing_term = $3
-    AND l.owner_session_id = $1
-    AND l.ended_at IS NULL
-    AND l.expires_at > now()
-    AND l.epoch = fl_current_epoch()
-    AND EXISTS (SELECT 1 FROM workflow w WHERE w.id = l.workflow_id AND w.status = 'active')
-    AND EXISTS (SELECT 1 FROM attempt a WHERE a.id = l.attempt_id AND a.checkpoint IN (${fromCheckpoints.map((c) => `'${c}'`).join(", ")}))
+  WHERE ${holdsAuthority({ lease: "l", owner: "$1", step: "$2", term: "$3" })}
+    AND EXISTS (SELECT 1 FROM attempt a WHERE a.id = l.attempt_id AND a.checkpoint IN (${sqlList(fromCheckpoints)}))
   RETURNING l.step_id, l.attempt_id, l.checkpoint_version
 )${attemptUpdate}
 SELECT ${returning}`,

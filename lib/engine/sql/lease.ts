@@ -1,12 +1,16 @@
 /**
- * Lease statements. Every one is judged by the database clock (now()) and carries its guard in
- * the WHERE clause: step, fencing term, owner session, an open and unexpired lease, the current
- * epoch, and an active workflow. The lease row is the serialisation point: every fenced write
- * updates it first, so a concurrent recovery or renewal of the same lease waits and re-checks.
+ * Lease statements. Every one is judged by the database clock (now()). Renewal and release carry
+ * the authority guard (./authority.ts) in their WHERE clause. The lease row is the serialisation
+ * point: every fenced write locks it first, so a concurrent recovery or renewal of the same lease
+ * waits and re-checks.
  */
 import type { NamedSql } from "../db";
+import { sqlWord, type Checkpoint, type RenewalRefusalReason } from "../vocabulary";
+import { holdsAuthority, refusalCases } from "./authority";
 
 const MS = "interval '1 millisecond'";
+const reason = (word: RenewalRefusalReason): string => sqlWord(word);
+const checkpoint = (word: Checkpoint): string => sqlWord(word);
 /** The largest fencing term PostgreSQL's bigint holds. */
 export const MAX_TERM = "9223372036854775807";
 
@@ -116,39 +120,26 @@ renewed AS (
   UPDATE lease l
   SET renewed_at = now(),
       expires_at = least(now() + sc.lease_ttl_ms * ${MS}, a.deadline_at - sc.grace_ms * ${MS})
-  FROM held h, request r, attempt a, step s, step_class sc, workflow w
-  WHERE l.step_id = h.step_id
-    AND l.fencing_term = h.fencing_term
-    AND r.step_id = h.step_id
-    AND l.fencing_term = r.fencing_term
-    AND l.owner_session_id = $1
+  FROM held h, request r, attempt a, step s, step_class sc
+  -- Joining the locked rows makes the lock come first; the guard then names the lease to renew.
+  WHERE h.step_id = r.step_id
+    AND h.fencing_term = r.fencing_term
+    AND ${holdsAuthority({ lease: "l", owner: "$1", step: "r.step_id", term: "r.fencing_term" })}
     AND l.checkpoint_version = r.checkpoint_version
-    AND l.ended_at IS NULL
-    AND l.expires_at > now()
-    AND l.epoch = fl_current_epoch()
     AND a.id = l.attempt_id
     AND s.id = l.step_id
     AND sc.name = s.step_class
     AND l.policy_version = sc.policy_version
     AND now() < a.deadline_at - sc.grace_ms * ${MS}
-    AND w.id = l.workflow_id
-    AND w.status = 'active'
   RETURNING l.step_id, l.fencing_term, l.epoch, l.expires_at
 ),
 refused AS (
   SELECT r.step_id, r.fencing_term, coalesce(l.epoch, fl_current_epoch()) AS epoch,
-         CASE
-           WHEN l.step_id IS NULL OR s.fencing_term > r.fencing_term THEN 'superseded'
-           WHEN l.owner_session_id <> $1 THEN 'not owner'
-           WHEN l.ended_at IS NOT NULL AND l.end_reason = 'revoked' THEN 'revoked'
-           WHEN l.ended_at IS NOT NULL OR l.expires_at <= now() THEN 'expired'
-           WHEN l.epoch <> fl_current_epoch() THEN 'epoch stale'
-           WHEN w.status = 'cancelled' THEN 'cancelled'
-           WHEN w.status <> 'active' THEN 'workflow ' || w.status
-           WHEN l.policy_version <> sc.policy_version THEN 'policy changed'
-           WHEN l.checkpoint_version <> r.checkpoint_version THEN 'checkpoint version mismatch'
-           WHEN now() >= a.deadline_at - sc.grace_ms * ${MS} THEN 'deadline reached'
-           ELSE 'changed while renewing'
+         CASE ${refusalCases({ lease: "l", stepRow: "s", workflowRow: "w", owner: "$1", term: "r.fencing_term" })}
+           WHEN l.policy_version <> sc.policy_version THEN ${reason("policy_changed")}
+           WHEN l.checkpoint_version <> r.checkpoint_version THEN ${reason("checkpoint_version_mismatch")}
+           WHEN now() >= a.deadline_at - sc.grace_ms * ${MS} THEN ${reason("deadline_reached")}
+           ELSE ${reason("changed_while_renewing")}
          END AS reason
   FROM request r
   JOIN step s ON s.id = r.step_id
@@ -182,16 +173,12 @@ export const releaseLease: NamedSql = {
 WITH authority AS (
   UPDATE lease l
   SET ended_at = now(), end_reason = 'released'
-  WHERE l.step_id = $2
-    AND l.fencing_term = $3
-    AND l.owner_session_id = $1
-    AND l.ended_at IS NULL
-    AND l.expires_at > now()
-    AND l.epoch = fl_current_epoch()
+  WHERE ${holdsAuthority({ lease: "l", owner: "$1", step: "$2", term: "$3" })}
     AND EXISTS (
       SELECT 1 FROM attempt a
       WHERE a.id = l.attempt_id
-        AND (a.checkpoint IN ('created', 'identity_persisted') OR ($6::boolean AND a.checkpoint = 'invocation_began'))
+        AND (a.checkpoint IN (${checkpoint("created")}, ${checkpoint("identity_persisted")})
+             OR ($6::boolean AND a.checkpoint = ${checkpoint("invocation_began")}))
     )
   RETURNING l.step_id, l.fencing_term, l.epoch, l.attempt_id
 ),

@@ -3,16 +3,19 @@
  * the same statement that takes, releases or sweeps a permit, so the count and the permits agree.
  */
 import type { NamedSql } from "../db";
+import { FINAL_STEP_STATES, sqlList } from "../vocabulary";
+import { holdsAuthority } from "./authority";
 
 const MS = "interval '1 millisecond'";
 
 /**
  * Takes a permit on ($4 adapter, $5 operation class) under limit $6 for the attempt that session
- * $1 holds on ($2 step, $3 term), valid for $7 ms, recording request identity $8. Only the
- * current holder of an unexpired lease may take one; the upsert's WHERE re-checks in_use on the
- * locked row. Returns the permit, or, when refused, a row without one whose wait_ms says when
- * capacity can free up: soon while some permit is active (calls end quickly), else when the
- * earliest held permit runs out. No row at all means the lease is not held.
+ * $1 holds on ($2 step, $3 term), valid for $7 ms, recording request identity $8. Guarded by the
+ * authority guard (./authority.ts), and the lease row stays locked until commit, so a revoke
+ * cannot slip in between; the upsert's WHERE re-checks in_use on the locked capacity row. Returns
+ * the permit, or, when capacity is in use, a row without one whose wait_ms says when it can free
+ * up: soon while some permit is active (calls end quickly), else when the earliest held permit
+ * runs out. No row at all means the lease does not hold authority: a fenced write refused.
  */
 export const acquirePermit: NamedSql = {
   name: "fl_acquire_permit",
@@ -20,12 +23,8 @@ export const acquirePermit: NamedSql = {
 WITH authority AS (
   SELECT l.step_id, l.fencing_term, l.attempt_id
   FROM lease l
-  WHERE l.step_id = $2
-    AND l.fencing_term = $3
-    AND l.owner_session_id = $1
-    AND l.ended_at IS NULL
-    AND l.expires_at > now()
-    AND l.epoch = fl_current_epoch()
+  WHERE ${holdsAuthority({ lease: "l", owner: "$1", step: "$2", term: "$3" })}
+  FOR SHARE OF l
 ),
 capacity AS (
   INSERT INTO adapter_capacity (adapter, operation_class, in_use)
@@ -107,7 +106,7 @@ WITH candidate AS (
   LEFT JOIN receipt r ON r.step_id = p.step_id
   WHERE (p.state = 'active' AND p.expires_at <= now())
      OR (p.state = 'held' AND (r.id IS NOT NULL OR p.held_until <= now()
-                               OR s.state IN ('completed', 'completed_without_effect', 'superseded', 'cancelled', 'rejected', 'failed')))
+                               OR s.state IN (${sqlList(FINAL_STEP_STATES)})))
   ORDER BY p.expires_at
   LIMIT $2
   FOR UPDATE OF p SKIP LOCKED

@@ -1,8 +1,10 @@
 import type { NamedSql } from "../db";
+import { holdsAuthority } from "./authority";
 
 /**
  * The fenced half of a batch of receipts from session $1: for each ($2 step, $3 term, $4 outcome,
- * $5 outcome reason, $6 external reference, $7 result) whose lease still holds authority, ends
+ * $5 outcome reason, $6 external reference, $7 result) whose lease still holds authority
+ * (./authority.ts), ends
  * the lease, concludes the attempt and records the lease's release. Each row is fenced on its own;
  * rows that lose authority simply do not come back.
  */
@@ -17,13 +19,7 @@ authority AS (
   UPDATE lease l
   SET ended_at = now(), end_reason = 'receipt'
   FROM request r
-  WHERE l.step_id = r.step_id
-    AND l.fencing_term = r.fencing_term
-    AND l.owner_session_id = $1
-    AND l.ended_at IS NULL
-    AND l.expires_at > now()
-    AND l.epoch = fl_current_epoch()
-    AND EXISTS (SELECT 1 FROM workflow w WHERE w.id = l.workflow_id AND w.status = 'active')
+  WHERE ${holdsAuthority({ lease: "l", owner: "$1", step: "r.step_id", term: "r.fencing_term" })}
   RETURNING l.step_id, l.fencing_term, l.epoch, l.attempt_id
 ),
 concluded AS (

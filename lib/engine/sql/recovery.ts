@@ -5,6 +5,7 @@
  * by the term it observed.
  */
 import type { NamedSql } from "../db";
+import { holdsAuthority } from "./authority";
 
 const evidenceColumns = `
   l.step_id, l.fencing_term, l.epoch, l.attempt_id, l.expires_at, l.owner_session_id, l.workflow_id,
@@ -113,7 +114,7 @@ SELECT step_id, fencing_term FROM revoked`,
 
 /**
  * A worker of session $1 reports that its attempt ($2 step, $3 term) failed ($4 reason). Fenced
- * like every write; the caller then lets recovery decide from the evidence.
+ * by the authority guard (./authority.ts); the caller then lets recovery decide from the evidence.
  */
 export const failAttempt: NamedSql = {
   name: "fl_fail_attempt",
@@ -121,13 +122,7 @@ export const failAttempt: NamedSql = {
 WITH authority AS (
   UPDATE lease l
   SET ended_at = now(), end_reason = 'failed'
-  WHERE l.step_id = $2
-    AND l.fencing_term = $3
-    AND l.owner_session_id = $1
-    AND l.ended_at IS NULL
-    AND l.expires_at > now()
-    AND l.epoch = fl_current_epoch()
-    AND EXISTS (SELECT 1 FROM workflow w WHERE w.id = l.workflow_id AND w.status = 'active')
+  WHERE ${holdsAuthority({ lease: "l", owner: "$1", step: "$2", term: "$3" })}
   RETURNING l.step_id, l.fencing_term, l.epoch, l.attempt_id
 ),
 failed AS (

@@ -1,11 +1,12 @@
 import type { NamedSql } from "../db";
+import { refusalCases } from "./authority";
 
 /**
  * Records fencing rejections for writes that matched no row. For each ($2 step, $3 presented
  * term, $4 operation, $5 external reference, $6 result) of owner $1 it explains the refusal with
- * fl_authority_verdict, keeps the payload as a late observation, and links the two. Rows the
- * verdict finds no reason to refuse (a checkpoint written out of order by a holder that still has
- * authority) are not rejections and are returned with a NULL reason.
+ * the authority guard's own clauses (./authority.ts), keeps the payload as a late observation, and
+ * links the two. Rows the guard finds no reason to refuse (a checkpoint written out of order by a
+ * holder that still has authority) are not rejections and are returned with a NULL reason.
  */
 export const recordRejections: NamedSql = {
   name: "fl_record_rejections",
@@ -15,8 +16,18 @@ WITH request AS (
     WITH ORDINALITY AS r(step_id, fencing_term, operation, external_reference, result, n)
 ),
 verdict AS (
-  SELECT r.*, v.reason, v.current_term, v.current_epoch, v.presented_epoch, v.attempt_id, v.request_identity
-  FROM request r CROSS JOIN LATERAL fl_authority_verdict(r.step_id, r.fencing_term, $1) v
+  SELECT r.*,
+         (CASE ${refusalCases({ lease: "l", stepRow: "s", workflowRow: "w", owner: "$1", term: "r.fencing_term" })}
+          END)::rejection_reason AS reason,
+         s.fencing_term AS current_term, fl_current_epoch() AS current_epoch,
+         coalesce(l.epoch, fl_current_epoch()) AS presented_epoch, l.attempt_id, a.request_identity
+  FROM request r
+  -- Outer joins keep one row per request: a step that does not exist has no lease with the
+  -- presented term, which the guard names superseded (with no current term).
+  LEFT JOIN step s ON s.id = r.step_id
+  LEFT JOIN workflow w ON w.id = s.workflow_id
+  LEFT JOIN lease l ON l.step_id = r.step_id AND l.fencing_term = r.fencing_term
+  LEFT JOIN attempt a ON a.id = l.attempt_id
 ),
 observation AS (
   INSERT INTO late_observation (step_id, attempt_id, fencing_term, epoch, operation, request_identity,

@@ -6,12 +6,13 @@
  * and whatever a destination keeps — is never touched here.
  */
 import type { NamedSql } from "../db";
+import { FINAL_STEP_STATES, sqlList } from "../vocabulary";
 
 const settled = (stepColumn: string) => `
 EXISTS (
   SELECT 1 FROM step s
   WHERE s.id = ${stepColumn}
-    AND s.state IN ('completed', 'completed_without_effect', 'superseded', 'cancelled', 'rejected', 'failed')
+    AND s.state IN (${sqlList(FINAL_STEP_STATES)})
     AND NOT EXISTS (SELECT 1 FROM review_case c WHERE c.step_id = s.id AND c.status = 'open')
 )`;
 
