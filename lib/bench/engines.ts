@@ -44,10 +44,11 @@ const BENCH_TOKEN = "fenceline-bench-worker-token";
 export const FENCELINE_CONCURRENCY = Number(process.env.FENCELINE_BENCH_CONCURRENCY ?? 50);
 export const FENCELINE_PROCESSES = Number(process.env.FENCELINE_BENCH_PROCESSES ?? 2);
 
-async function freshDatabase(name: string): Promise<{ url: string; pool: pg.Pool; drop: () => Promise<void> }> {
+/** A peer's harness connections keep the server's search_path: the peers name their own schemas. */
+async function freshDatabase(name: string, { peer = false } = {}): Promise<{ url: string; pool: pg.Pool; drop: () => Promise<void> }> {
   const database = `fl_bench_${name.toLowerCase()}`;
   const { url } = await resolveDatabaseUrl({ database, fresh: true });
-  const pool = createPool(url, { applicationName: "bench-harness", max: 4 });
+  const pool = createPool(url, { applicationName: "bench-harness", max: 4, schema: peer ? null : undefined });
   return {
     url,
     pool,
@@ -116,11 +117,11 @@ async function fenceline(name: "fencelineDirect" | "fencelineHttp"): Promise<Eng
 }
 
 async function graphile(name: "graphileDefault" | "graphileTuned"): Promise<EngineSetup> {
-  const db = await freshDatabase(name);
+  const db = await freshDatabase(name, { peer: true });
   const { makeWorkerUtils } = await import("graphile-worker");
   // Our own pool, ended (and awaited) before the database is dropped: graphile-worker's release()
   // does not wait for the pools it creates itself.
-  const utilsPool = createPool(db.url, { applicationName: "bench-graphile-utils", max: 2 });
+  const utilsPool = createPool(db.url, { applicationName: "bench-graphile-utils", max: 2, schema: null });
   // A checked-out client's error must not become an unhandled 'error' event (graphile-worker checks).
   utilsPool.on("connect", (client) => client.on("error", (error) => process.stderr.write(`[bench] graphile utils client: ${error.message}\n`)));
   const utils = await makeWorkerUtils({ pgPool: utilsPool });
@@ -163,7 +164,7 @@ async function graphile(name: "graphileDefault" | "graphileTuned"): Promise<Engi
 }
 
 async function pgBoss(): Promise<EngineSetup> {
-  const db = await freshDatabase("pgBoss");
+  const db = await freshDatabase("pgBoss", { peer: true });
   const { PgBoss } = await import("pg-boss");
   const boss = new PgBoss({ connectionString: db.url, supervise: false, schedule: false });
   boss.on("error", (error: unknown) => process.stderr.write(`[pg-boss] ${String(error)}\n`));

@@ -19,6 +19,7 @@
 import pg from "pg";
 import { resolveDatabaseUrl } from "@/lib/db/database";
 import { deployMigrations, migrationsChecksum } from "@/lib/db/migrate.mjs";
+import { engineSchema, searchPathOption } from "@/lib/db/schema.mjs";
 
 const SEED_VERSION = 1;
 const STEPS_PER_WORKFLOW = 4;
@@ -50,7 +51,7 @@ export async function ensureSeeded(scale: number, log: (line: string) => void): 
   const startedAt = performance.now();
   await resolveDatabaseUrl({ database, fresh: true });
   await deployMigrations(url);
-  const client = new pg.Client({ connectionString: url });
+  const client = new pg.Client({ connectionString: url, options: searchPathOption(engineSchema()) });
   await client.connect();
   let generatedAt: Date;
   try {
@@ -71,7 +72,7 @@ export async function ensureSeeded(scale: number, log: (line: string) => void): 
 
 /** When the seed matching `marker` was written; null when there is none (or it never finished). */
 async function generatedAtOf(url: string, marker: { scale: number; version: number; checksum: string }): Promise<Date | null> {
-  const client = new pg.Client({ connectionString: url });
+  const client = new pg.Client({ connectionString: url, options: searchPathOption(engineSchema()) });
   await client.connect();
   try {
     const { rows } = await client.query<{ generated_at: Date }>(
@@ -108,7 +109,7 @@ async function generate(client: pg.Client, workflows: number, log: (line: string
   const tables = ["workflow", "step", "attempt", "lease", "lease_event", "receipt", "recovery_decision", "review_case"];
   const { rows: indexes } = await client.query<{ indexname: string; indexdef: string }>(
     `SELECT i.indexname, i.indexdef FROM pg_indexes i
-     WHERE i.schemaname = 'public' AND i.tablename = ANY($1)
+     WHERE i.schemaname = current_schema() AND i.tablename = ANY($1)
        AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)`,
     [tables],
   );

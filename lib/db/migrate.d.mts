@@ -21,13 +21,14 @@ export interface MigrationHistory {
 export const MIGRATIONS_DIR: string;
 export const SCHEMA_PATH: string;
 
+/** `schema`: the engine's PostgreSQL schema; FENCELINE_DB_SCHEMA's (default "fenceline") when omitted. */
 export function migrationsChecksum(migrationsDir?: string): Promise<string>;
-export function deployMigrations(url: string, options?: { migrationsDir?: string }): Promise<string[]>;
-export function migrationStatus(url: string, options?: { migrationsDir?: string }): Promise<MigrationHistory>;
-export function markRolledBack(url: string, migrationName: string): Promise<void>;
-export function diffDatabaseToSchema(url: string, options?: { schemaPath?: string }): Promise<string>;
+export function deployMigrations(url: string, options?: { migrationsDir?: string; schema?: string }): Promise<string[]>;
+export function migrationStatus(url: string, options?: { migrationsDir?: string; schema?: string }): Promise<MigrationHistory>;
+export function markRolledBack(url: string, migrationName: string, options?: { schema?: string }): Promise<void>;
+export function diffDatabaseToSchema(url: string, options?: { schemaPath?: string; schema?: string }): Promise<string>;
 export function createMigration(
   url: string,
   name: string,
-  options?: { migrationsDir?: string; schemaPath?: string },
+  options?: { migrationsDir?: string; schemaPath?: string; schema?: string },
 ): Promise<string | null>;

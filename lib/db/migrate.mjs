@@ -5,6 +5,10 @@
 // `prisma migrate deploy`, so `_prisma_migrations` rows, checksums and failed-migration blocking
 // match the real CLI.
 //
+// Everything lands in the engine's schema (./schema.mjs): the engine connects with that schema
+// as its search_path and as the adapter's schema, so the unqualified migrations create their
+// objects there, and `_prisma_migrations` and every introspection are that schema's.
+//
 // Plain JavaScript so `node lib/db/migrate.mjs deploy` needs no build step when DATABASE_URL is
 // set; without it the CLI loads ./database.ts for the embedded cluster, so package.json runs it
 // with `node --import tsx`.
@@ -16,6 +20,8 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { bindMigrationAwareSqlAdapterFactory, ColumnTypeEnum } from "@prisma/driver-adapter-utils";
+import pg from "pg";
+import { engineSchema, searchPathOption } from "./schema.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 export const MIGRATIONS_DIR = path.join(root, "prisma", "migrations");
@@ -81,10 +87,13 @@ async function instantiateEngine() {
  *   the message we raise;
  * - every pool opened is remembered so it can be closed: the engine never disposes them.
  */
-function engineAdapter(url) {
+function engineAdapter(url, schema) {
   const opened = [];
   const state = { lastDatabaseError: null };
-  const factory = new PrismaPg({ connectionString: url, application_name: "fenceline-migrate", max: 2 });
+  const factory = new PrismaPg(
+    { connectionString: url, application_name: "fenceline-migrate", max: 2, options: searchPathOption(schema) },
+    { schema },
+  );
 
   // queryRaw hands its query object to performIO, so that object links the two calls.
   const charColumns = new WeakMap();
@@ -148,10 +157,10 @@ function describeDatabaseError(error) {
   return parts.join(" ");
 }
 
-/** Opens an engine on `url`, runs `work`, and always closes the pools and timers it left. */
-async function withEngine(url, work) {
+/** Opens an engine on `url` and `schema`, runs `work`, and always closes the pools and timers it left. */
+async function withEngine(url, schema, work) {
   const { SchemaEngine } = await loadEngine();
-  const adapter = engineAdapter(url);
+  const adapter = engineAdapter(url, schema);
   enginesOpen += 1;
   let engine;
   try {
@@ -207,39 +216,81 @@ export async function migrationsChecksum(migrationsDir = MIGRATIONS_DIR) {
   return hash.digest("hex");
 }
 
-/** Applies pending migrations (`prisma migrate deploy`). Returns the names just applied. */
-export async function deployMigrations(url, { migrationsDir = MIGRATIONS_DIR } = {}) {
+/** The first migration's name: a `_prisma_migrations` that lists it is Fenceline's history. */
+const FIRST_MIGRATION = "20261129160000_engine";
+
+/**
+ * Makes the engine's schema ready for the migration engine: creates it, and when the database was
+ * migrated before Fenceline had a schema of its own (everything in public), moves the migration
+ * history into it, so the engine sees what was applied; the migration that follows moves the rest
+ * (20261202100000_engine_in_its_own_schema). An adopter's own `_prisma_migrations` in public
+ * lists no Fenceline migration and stays where it is.
+ */
+async function prepareSchema(url, schema) {
+  const client = new pg.Client({ connectionString: url, application_name: "fenceline-migrate" });
+  await client.connect();
+  try {
+    await client.query("BEGIN");
+    // Two processes migrating at once: the second waits, then finds the schema ready.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('fenceline migrate ' || $1))", [schema]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    if (schema !== "public") {
+      const { rows } = await client.query(
+        `SELECT to_regclass($1) IS NULL AS missing, to_regclass('public._prisma_migrations') IS NOT NULL AS in_public`,
+        [`${schema}._prisma_migrations`],
+      );
+      const [{ missing, in_public: inPublic }] = rows;
+      if (missing && inPublic) {
+        const { rowCount } = await client.query("SELECT 1 FROM public._prisma_migrations WHERE migration_name = $1", [FIRST_MIGRATION]);
+        if (rowCount > 0) await client.query(`ALTER TABLE public._prisma_migrations SET SCHEMA ${schema}`);
+      }
+    }
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Applies pending migrations (`prisma migrate deploy`) in the engine's schema, by default
+ * FENCELINE_DB_SCHEMA's. Returns the names just applied.
+ */
+export async function deployMigrations(url, { migrationsDir = MIGRATIONS_DIR, schema = engineSchema() } = {}) {
   const migrationsList = await readMigrations(migrationsDir);
-  const { appliedMigrationNames } = await withEngine(url, (engine) =>
+  await prepareSchema(url, schema);
+  const { appliedMigrationNames } = await withEngine(url, schema, (engine) =>
     engine.applyMigrations({ migrationsList, filters: NO_FILTER }),
   );
   return appliedMigrationNames;
 }
 
 /** The engine's view of the migration history against the directory (`prisma migrate status`). */
-export async function migrationStatus(url, { migrationsDir = MIGRATIONS_DIR } = {}) {
+export async function migrationStatus(url, { migrationsDir = MIGRATIONS_DIR, schema = engineSchema() } = {}) {
   const migrationsList = await readMigrations(migrationsDir);
-  return withEngine(url, (engine) =>
+  return withEngine(url, schema, (engine) =>
     engine.diagnoseMigrationHistory({ migrationsList, optInToShadowDatabase: false, filters: NO_FILTER }),
   );
 }
 
 /** Marks a failed migration rolled back so deploy retries it (`prisma migrate resolve --rolled-back`). */
-export async function markRolledBack(url, migrationName) {
-  await withEngine(url, (engine) => engine.markMigrationRolledBack({ migrationName }));
+export async function markRolledBack(url, migrationName, { schema = engineSchema() } = {}) {
+  await withEngine(url, schema, (engine) => engine.markMigrationRolledBack({ migrationName }));
 }
 
 /**
  * SQL that would turn the live database at `url` into what the Prisma schema describes; "" when
  * they agree. Objects the schema cannot express (CHECKs, triggers, functions) are not compared.
  */
-export async function diffDatabaseToSchema(url, { schemaPath = SCHEMA_PATH } = {}) {
-  const schema = { path: schemaPath, content: await readFile(schemaPath, "utf8") };
-  const { stdout } = await withEngine(url, (engine) =>
+export async function diffDatabaseToSchema(url, { schemaPath = SCHEMA_PATH, schema = engineSchema() } = {}) {
+  const prismaSchema = { path: schemaPath, content: await readFile(schemaPath, "utf8") };
+  const { stdout } = await withEngine(url, schema, (engine) =>
     engine.diff({
       // "schemaDatasource" is the live database, reached through the driver adapter.
-      from: { tag: "schemaDatasource", files: [schema], configDir: root },
-      to: { tag: "schemaDatamodel", files: [schema] },
+      from: { tag: "schemaDatasource", files: [prismaSchema], configDir: root },
+      to: { tag: "schemaDatamodel", files: [prismaSchema] },
       script: true,
       exitCode: null,
       filters: NO_FILTER,

@@ -1,28 +1,36 @@
 /**
  * Database handles for a process. `pool()` (node-postgres, for the engine's named SQL) and
  * `prisma()` (models and simple writes) are created on first use from DATABASE_URL, so importing
- * this module needs no database: `next build` imports route modules without one.
+ * this module needs no database: `next build` imports route modules without one. Every
+ * connection they open has the engine's schema (lib/db/schema.mjs) as its search_path.
  */
 import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@/lib/generated/prisma/client";
+import { engineSchema, searchPathOption } from "./schema.mjs";
 
 export interface PoolOptions {
   /** Shown in pg_stat_activity, so a connection can be traced to its process. */
   applicationName: string;
   /** Connections per pool. Each web or worker process holds two pools (pg and Prisma). */
   max?: number;
+  /**
+   * The schema every connection searches: the engine's (FENCELINE_DB_SCHEMA) unless another is
+   * named; null leaves the server's default, for databases that are not Fenceline's.
+   */
+  schema?: string | null;
 }
 
 const DEFAULT_POOL_SIZE = 5;
 
-export function createPool(connectionString: string, { applicationName, max = DEFAULT_POOL_SIZE }: PoolOptions): pg.Pool {
+export function createPool(connectionString: string, { applicationName, max = DEFAULT_POOL_SIZE, schema = engineSchema() }: PoolOptions): pg.Pool {
   const created = new pg.Pool({
     connectionString,
     application_name: applicationName,
     max,
     idleTimeoutMillis: 10_000,
     connectionTimeoutMillis: 5_000,
+    ...(schema === null ? {} : { options: searchPathOption(schema) }),
   });
   // An idle connection can fail (server restart, terminated backend). Without a listener
   // node-postgres re-throws it and the process dies; the pool drops that client on its own.
@@ -55,13 +63,19 @@ export function pool(): pg.Pool {
 }
 
 export function prisma(): PrismaClient {
+  const schema = engineSchema();
   handles.fencelinePrisma ??= new PrismaClient({
-    adapter: new PrismaPg({
-      connectionString: databaseUrl(),
-      application_name: `${processName()}:prisma`,
-      max: DEFAULT_POOL_SIZE,
-      connectionTimeoutMillis: 5_000,
-    }),
+    adapter: new PrismaPg(
+      {
+        connectionString: databaseUrl(),
+        application_name: `${processName()}:prisma`,
+        max: DEFAULT_POOL_SIZE,
+        connectionTimeoutMillis: 5_000,
+        options: searchPathOption(schema),
+      },
+      // Prisma Client qualifies its own queries with this schema; the search_path covers raw SQL.
+      { schema },
+    ),
   });
   return handles.fencelinePrisma;
 }

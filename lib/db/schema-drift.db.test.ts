@@ -2,7 +2,8 @@
  * prisma/schema.prisma and prisma/migrations describe one schema. The migrations are what runs;
  * the schema is what Prisma Client is generated from. If they disagree, the client reads and
  * writes columns the database does not have, so a clone of the migrated template must diff
- * empty against the schema.
+ * empty against the schema. The engine compares the engine's PostgreSQL schema (FENCELINE_DB_SCHEMA,
+ * lib/db/schema.mjs), where the migrations put everything.
  *
  * No allowlist is needed: the engine compares only what a Prisma schema can express. Checked with
  * @prisma/schema-engine-wasm 8.1.0-2: the migrations' partial unique indexes, CHECK constraints,

@@ -1,11 +1,13 @@
 /**
  * The template database that every test database is cloned from: `fenceline_template`, holding
- * exactly the current migrations. It is rebuilt only when the migrations' checksum, stored as
- * the database's comment, changes. No vitest imports: the global setup runs outside test files.
+ * exactly the current migrations in the engine's schema. It is rebuilt only when the migrations'
+ * checksum or the schema's name, stored as the database's comment, changes. No vitest imports:
+ * the global setup runs outside test files.
  */
 import pg from "pg";
 import { withDatabase } from "./database";
 import { deployMigrations, migrationsChecksum } from "./migrate.mjs";
+import { engineSchema } from "./schema.mjs";
 
 export const TEMPLATE_DATABASE = "fenceline_template";
 
@@ -16,7 +18,8 @@ export const TEMPLATE_DATABASE = "fenceline_template";
 export const TEMPLATE_LOCK_KEY = 0x66656e63; // "fenc"
 
 export async function prepareTemplate(serverUrl: string): Promise<void> {
-  const stamp = `migrations ${await migrationsChecksum()}`;
+  const schema = engineSchema();
+  const stamp = `migrations ${await migrationsChecksum()} in schema ${schema}`;
   const template = pg.escapeIdentifier(TEMPLATE_DATABASE);
   await withAdmin(serverUrl, async (admin) => {
     await admin.query("SELECT pg_advisory_lock($1)", [TEMPLATE_LOCK_KEY]);
@@ -29,7 +32,7 @@ export async function prepareTemplate(serverUrl: string): Promise<void> {
 
       await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
       await admin.query(`CREATE DATABASE ${template}`);
-      await deployMigrations(withDatabase(serverUrl, TEMPLATE_DATABASE));
+      await deployMigrations(withDatabase(serverUrl, TEMPLATE_DATABASE), { schema });
       // No one may connect to the template: an open connection makes every clone fail.
       await admin.query(`ALTER DATABASE ${template} ALLOW_CONNECTIONS false`);
       await admin.query(`COMMENT ON DATABASE ${template} IS ${pg.escapeLiteral(stamp)}`);

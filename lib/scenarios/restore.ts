@@ -57,7 +57,7 @@ const SNAPSHOT_SCHEMA = "restore_drill_snapshot";
 /** A point-in-time copy of the engine's tables, kept in the same database. */
 export async function takeSnapshot(pool: Pool): Promise<void> {
   await pool.query(`DROP SCHEMA IF EXISTS ${SNAPSHOT_SCHEMA} CASCADE; CREATE SCHEMA ${SNAPSHOT_SCHEMA}`);
-  for (const table of ENGINE_TABLES) await pool.query(`CREATE TABLE ${SNAPSHOT_SCHEMA}.${table} AS TABLE public.${table}`);
+  for (const table of ENGINE_TABLES) await pool.query(`CREATE TABLE ${SNAPSHOT_SCHEMA}.${table} AS TABLE ${table}`);
 }
 
 /** Puts the snapshot back, as a restore from backup would: every row, every term, every epoch. */
@@ -66,9 +66,9 @@ export async function restoreSnapshot(pool: Pool): Promise<void> {
   try {
     await client.query("BEGIN");
     // TRUNCATE fires no row triggers: the append-only guards stay in place for everyone else.
-    await client.query(`TRUNCATE ${ENGINE_TABLES.map((table) => `public.${table}`).join(", ")}`);
+    await client.query(`TRUNCATE ${ENGINE_TABLES.join(", ")}`);
     for (const table of ENGINE_TABLES) {
-      await client.query(`INSERT INTO public.${table} OVERRIDING SYSTEM VALUE SELECT * FROM ${SNAPSHOT_SCHEMA}.${table}`);
+      await client.query(`INSERT INTO ${table} OVERRIDING SYSTEM VALUE SELECT * FROM ${SNAPSHOT_SCHEMA}.${table}`);
     }
     await client.query("COMMIT");
   } catch (error) {

@@ -1,0 +1,188 @@
+/**
+ * The engine in its own schema (docs/decisions/008): Fenceline installs beside an adopter's own
+ * tables without touching them, even ones named like its own; every object it creates, and its
+ * migration history, land in the configured schema; and a database migrated before the engine had
+ * a schema of its own is moved into it with its rows and history intact.
+ *
+ * Each test migrates a database of its own from empty (not the template), as an adopter's
+ * `npm run db:migrate` would.
+ */
+import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { afterEach, expect, inject, test } from "vitest";
+import { PrismaClient } from "@/lib/generated/prisma/client";
+import { beginInvocation, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
+import { claimSteps } from "@/lib/engine/lease";
+import { commitReceipts } from "@/lib/engine/receipt";
+import { runRecoveryScan } from "@/lib/engine/recovery";
+import { registerSession } from "@/lib/engine/session";
+import { setLeaseExpiry } from "@/lib/engine/test-support";
+import { createWorkflows } from "@/lib/engine/workflow";
+import { withDatabase } from "./database";
+import { deployMigrations, MIGRATIONS_DIR, migrationStatus } from "./migrate.mjs";
+import { createPool } from "./pool";
+import { searchPathOption } from "./schema.mjs";
+import { withAdmin } from "./test-template";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** An empty database, dropped after the test. */
+async function emptyDatabase(): Promise<string> {
+  const serverUrl = inject("databaseServerUrl");
+  const name = `fenceline_schema_${process.pid}_${randomBytes(4).toString("hex")}`;
+  await withAdmin(serverUrl, (admin) => admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`));
+  cleanups.push(() => withAdmin(serverUrl, (admin) => admin.query(`DROP DATABASE ${pg.escapeIdentifier(name)} WITH (FORCE)`)).then(() => undefined));
+  return withDatabase(serverUrl, name);
+}
+
+function poolFor(url: string, schema: string): pg.Pool {
+  const pool = createPool(url, { applicationName: "fenceline-schema-test", schema });
+  cleanups.push(() => pool.end());
+  return pool;
+}
+
+/** A plain connection with the server's default search_path: what anyone else's code sees. */
+async function outsider<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Relations, functions and types per schema, outside PostgreSQL's own. */
+const objectsBySchema = (client: pg.Client) =>
+  client
+    .query<{ schema: string; kind: string; names: string[] }>(
+      `SELECT schema, kind, array_agg(name ORDER BY name) AS names FROM (
+         SELECT n.nspname AS schema, 'relation ' || c.relkind::text AS kind, c.relname::text AS name
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         UNION ALL
+         SELECT n.nspname, 'function', p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+         UNION ALL
+         SELECT n.nspname, 'enum', t.typname::text FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace WHERE t.typtype = 'e'
+       ) o
+       WHERE schema NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+       GROUP BY schema, kind ORDER BY schema, kind`,
+    )
+    .then(({ rows }) => rows);
+
+/**
+ * The engine's path through one request: create, claim, the three checkpoints, a receipt; and a
+ * second step whose lease expires and is decided by the recovery scan. An adapter of its own, so
+ * a second run claims only its own steps.
+ */
+async function runTheEngine(pool: pg.Pool): Promise<void> {
+  const adapter = `schema-${randomBytes(4).toString("hex")}`;
+  const step = { name: "only", adapter, operation: "noop", stepClass: "pure" };
+  const [done, recovered] = await createWorkflows(pool, [
+    { kind: "schema", input: { n: 1 }, requester: "test", steps: [step] },
+    { kind: "schema", input: { n: 2 }, requester: "test", steps: [step] },
+  ]);
+  const session = await registerSession(pool, "direct");
+  expect(await claimSteps(pool, session, [adapter], 2)).toHaveLength(2);
+  const lease = { stepId: done!.stepIds.get("only")!, fencingTerm: 1n, sessionId: session };
+  await persistRequestIdentity(pool, lease, "fl-schema", "1");
+  await beginInvocation(pool, lease);
+  await observeResponse(pool, lease, "ext-schema", { ok: true });
+  const [receipt] = await commitReceipts(pool, session, [{ lease, conclusion: { kind: "effect", externalReference: "ext-schema", result: { ok: true }, verification: "direct_response" } }]);
+  expect(receipt).toMatchObject({ committed: true });
+  const expiring = recovered!.stepIds.get("only")!;
+  await setLeaseExpiry(pool, expiring, -1);
+  const decided = await runRecoveryScan(pool, { batchSize: 10, decidedBy: "test" });
+  expect(decided.map((d) => d.stepId)).toEqual([expiring]);
+  const { rows } = await pool.query("SELECT state::text FROM step WHERE id = ANY($1::uuid[]) ORDER BY id = $2", [[lease.stepId, expiring], lease.stepId]);
+  expect(rows).toEqual([{ state: "ready" }, { state: "completed" }]);
+}
+
+test("the engine runs beside an adopter's own step, lease and attempt tables, and leaves them as they were", async () => {
+  const url = await emptyDatabase();
+  const adopters = async (client: pg.Client) => ({
+    rows: (await client.query("SELECT 'step' AS t, to_jsonb(s) AS row FROM public.step s UNION ALL SELECT 'lease', to_jsonb(l) FROM public.lease l UNION ALL SELECT 'attempt', to_jsonb(a) FROM public.attempt a UNION ALL SELECT '_prisma_migrations', to_jsonb(m) FROM public._prisma_migrations m ORDER BY 1")).rows,
+    columns: (await client.query("SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = 'public' ORDER BY 1, 2")).rows,
+    objects: (await objectsBySchema(client)).filter((o) => o.schema === "public"),
+  });
+  const before = await outsider(url, async (client) => {
+    await client.query(`
+      CREATE TABLE step (id serial PRIMARY KEY, title text NOT NULL);
+      CREATE TABLE lease (id serial PRIMARY KEY, tenant text NOT NULL, ends_on date NOT NULL);
+      CREATE TABLE attempt (id bigint PRIMARY KEY, score int);
+      -- The adopter migrates its own tables with Prisma too: its history is not Fenceline's.
+      CREATE TABLE _prisma_migrations (id text PRIMARY KEY, migration_name text NOT NULL);
+      INSERT INTO step (title) VALUES ('onboard a customer');
+      INSERT INTO lease (tenant, ends_on) VALUES ('acme', '2027-01-31');
+      INSERT INTO attempt (id, score) VALUES (1, 42);
+      INSERT INTO _prisma_migrations VALUES ('m1', '20250101000000_adopters_own')`);
+    return adopters(client);
+  });
+
+  await deployMigrations(url);
+  await runTheEngine(poolFor(url, "fenceline"));
+
+  await outsider(url, async (client) => {
+    expect(await adopters(client)).toEqual(before);
+    const fenceline = (await objectsBySchema(client)).filter((o) => o.schema === "fenceline");
+    expect(fenceline.find((o) => o.kind === "relation r")?.names).toEqual(expect.arrayContaining(["_prisma_migrations", "attempt", "lease", "receipt", "step", "workflow"]));
+    expect(fenceline.find((o) => o.kind === "function")?.names).toContain("fl_current_epoch");
+    expect(fenceline.find((o) => o.kind === "enum")?.names).toContain("step_state");
+  });
+});
+
+test("a schema of another name holds every object and the migration history; no other schema gains one", async () => {
+  const url = await emptyDatabase();
+  const fresh = await outsider(url, objectsBySchema);
+  await deployMigrations(url, { schema: "acme_jobs" });
+  const pool = poolFor(url, "acme_jobs");
+  await runTheEngine(pool);
+
+  const after = await outsider(url, objectsBySchema);
+  expect(after.filter((o) => o.schema !== "acme_jobs")).toEqual(fresh);
+  expect(after.filter((o) => o.schema === "acme_jobs").map((o) => o.kind).sort()).toEqual(["enum", "function", "relation S", "relation i", "relation r"]);
+  expect((await migrationStatus(url, { schema: "acme_jobs" })).history).toBeNull();
+
+  // Prisma Client qualifies its queries with the adapter's schema.
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, options: searchPathOption("acme_jobs") }, { schema: "acme_jobs" }) });
+  try {
+    expect(await prisma.workflow.count()).toBe(2);
+  } finally {
+    await prisma.$disconnect();
+  }
+});
+
+test("a database migrated before the engine had its own schema moves into it, rows, sequences and history kept", async () => {
+  const url = await emptyDatabase();
+  // The migrations as they were before this one, applied in public, as every database had them.
+  const before = await mkdtemp(path.join(tmpdir(), "fenceline-migrations-"));
+  cleanups.push(() => rm(before, { recursive: true, force: true }));
+  for (const name of (await readdir(MIGRATIONS_DIR)).filter((n) => n < "20261202100000")) {
+    await cp(path.join(MIGRATIONS_DIR, name), path.join(before, name), { recursive: true });
+  }
+  await deployMigrations(url, { migrationsDir: before, schema: "public" });
+  const old = poolFor(url, "public");
+  await runTheEngine(old);
+  const counts = "SELECT (SELECT count(*)::int FROM workflow) AS workflows, (SELECT count(*)::int FROM lease_event) AS events, (SELECT max(id)::int FROM lease_event) AS last_event";
+  const [kept] = (await old.query(counts)).rows;
+
+  expect(await deployMigrations(url)).toEqual(["20261202100000_engine_in_its_own_schema"]);
+  const objects = await outsider(url, objectsBySchema);
+  expect(objects.filter((o) => o.schema === "public")).toEqual([]);
+
+  const pool = poolFor(url, "fenceline");
+  expect((await pool.query(counts)).rows).toEqual([kept]);
+  expect((await migrationStatus(url)).history).toBeNull();
+  expect(await deployMigrations(url)).toEqual([]);
+  // The moved tables go on where they were: identity sequences continue, triggers still fire.
+  await runTheEngine(pool);
+  const [next] = (await pool.query("SELECT min(id)::int AS first_new FROM lease_event WHERE id > $1", [kept.last_event])).rows;
+  expect(next.first_new).toBe(kept.last_event + 1);
+  await expect(pool.query("UPDATE lease_event SET reason = 'x'")).rejects.toThrow(/append-only/);
+});
