@@ -111,9 +111,11 @@ const STATEMENTS: readonly Statement[] = [
   {
     name: "renew",
     operation: null,
-    at: "identity_persisted",
+    // At the first checkpoint a superseded term presents the same checkpoint version as the term
+    // that replaced it, so only the term clause tells the two leases apart.
+    at: "created",
     // A renewal does not move the attempt: its order check is the checkpoint version it presents.
-    outOfOrder: { at: "identity_persisted", refusal: { code: "renewal_refused", reason: "checkpoint_version_mismatch" } },
+    outOfOrder: { at: "created", refusal: { code: "renewal_refused", reason: "checkpoint_version_mismatch" } },
     run: (pool, lease) => renew(pool, lease),
   },
   {

@@ -8,16 +8,18 @@
  * refusal is named (a lease that is both ended and of an old epoch is reported as ended).
  *
  * Whether a workflow that is no longer active (cancelled, failed, completed) refuses the write,
- * per statement. Every one does; what that costs and why it is right:
+ * decided per statement. Every one refuses it:
  *
- * | statement                                         | file          | why an inactive workflow refuses it |
- * | ------------------------------------------------- | ------------- | ----------------------------------- |
- * | persist identity, begin invocation, observe response, observe effect absent | checkpoint.ts | a worker observes a cancel at its next checkpoint (SPEC); nothing new reaches a destination |
- * | commit receipt (`concludeAttempts`)               | receipt.ts    | the lease then expires and recovery reconciles an observed effect into a receipt, or ends the step as cancelled |
- * | renew                                             | lease.ts      | the refusal fires the handler's abort signal: the cancel reaches running code |
- * | release                                           | lease.ts      | a release makes the step ready, and nothing claims a step of an inactive workflow: it would wait forever. Refused, the lease expires and recovery ends the step from evidence |
- * | acquire permit                                    | permit.ts     | no destination capacity is taken for a call that must not start |
- * | report failure (`failAttempt`)                    | recovery.ts   | the expiry is decided from the same evidence, with the workflow's status in it |
+ * | statement (file)                              | why an inactive workflow refuses it                 |
+ * | --------------------------------------------- | --------------------------------------------------- |
+ * | the four checkpoints (checkpoint.ts)          | a cancel is observed at the next checkpoint (SPEC)  |
+ * | commit receipt: concludeAttempts (receipt.ts) | recovery still reconciles an observed effect        |
+ * | renew (lease.ts)                              | the refusal fires the handler's abort signal        |
+ * | release (lease.ts)                            | a released step is ready, and nothing claims a step |
+ * |                                               | of an inactive workflow; refused, its lease expires |
+ * |                                               | and recovery ends the step from evidence            |
+ * | acquire permit (permit.ts)                    | no capacity for a call that must not start          |
+ * | report failure: failAttempt (recovery.ts)     | recovery decides at expiry, from the same evidence  |
  *
  * A refused write matches no row; its caller records the refusal (lib/engine/rejection.ts),
  * except a renewal, which records its own `renewal_refused` event.
