@@ -34,14 +34,23 @@ test("admins move the epoch and the fenced destination takes it; others are refu
 
     const response = await transitionRoute(post({ reason: "restored from last night's backup" }, admin.headers), none);
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ fromEpoch: "1", toEpoch: "2", state: "completed", destinations: { fenced: { installed: true } } });
+    const result = (await response.json()) as { transitionId: string };
+    expect(result).toMatchObject({ fromEpoch: "1", toEpoch: "2", state: "completed", destinations: { fenced: { installed: true } } });
     const installed = await (await fetch(`${destination.url}/admin/epoch`)).json();
     expect(installed).toMatchObject({ installed: "2" });
 
     const status = await statusRoute(new Request("http://127.0.0.1:3000/api/admin/epoch-transitions", { headers: admin.headers }), none);
     expect(await status.json()).toEqual({ epoch: "2", transition: null, blocked: [] });
-    const { rows } = await db.pool.query("SELECT actor, action FROM audit_log WHERE action = 'epoch.transition'");
-    expect(rows).toEqual([{ actor: admin.email, action: "epoch.transition" }]);
+    const { rows } = await db.pool.query("SELECT actor, action, subject_id, before, after FROM audit_log WHERE action = 'epoch.transition'");
+    expect(rows).toEqual([
+      {
+        actor: admin.email,
+        action: "epoch.transition",
+        subject_id: result.transitionId,
+        before: { epoch: "1" },
+        after: expect.objectContaining({ epoch: "2", state: "completed", reason: "restored from last night's backup" }),
+      },
+    ]);
 
     await db.pool.query("INSERT INTO epoch_transition (from_epoch, reason, requested_by) VALUES (2, 'stuck', 'test')");
     expect((await transitionRoute(post({ reason: "again" }, admin.headers), none)).status).toBe(409);

@@ -65,3 +65,11 @@ export class ReleaseRefusedError extends FencelineError {
     super(`step ${stepId} cannot be released at checkpoint ${checkpoint}: its invocation began`);
   }
 }
+
+/** An epoch transition was asked for while another is under way; one runs at a time. */
+export class TransitionInProgressError extends FencelineError {
+  readonly code = "transition_in_progress";
+  constructor() {
+    super("an epoch transition is already in progress");
+  }
+}
