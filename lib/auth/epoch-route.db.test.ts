@@ -5,7 +5,7 @@
  */
 import { afterAll, expect } from "vitest";
 import { GET as statusRoute, POST as transitionRoute } from "@/app/api/admin/epoch-transitions/route";
-import { startDestinationService } from "@/lib/adapters/destination/service";
+import { startDestinationService } from "@/lib/demo/destination/service";
 import { pool } from "@/lib/db/pool";
 import { dbTest as test } from "@/lib/db/test-database";
 import { signedIn } from "./test-support";

@@ -1,7 +1,7 @@
 /** The fault lab's proxy to the synthetic destination's /admin/faults, validated both ways. */
 import type { LabFaults } from "@/lib/api/contract/engineer";
 import { HttpProblem } from "@/lib/api/http";
-import { faultSettingsSchema, type FaultSettings } from "@/lib/adapters/destination/faults";
+import { faultSettingsSchema, type FaultSettings } from "@/lib/demo/destination/faults";
 
 const DESTINATION_TIMEOUT_MS = 5_000;
 

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
-import { faultSettingsSchema } from "@/lib/adapters/destination/faults";
+import { faultSettingsSchema } from "@/lib/demo/destination/faults";
 import { cursorField, limitField, pageSchema } from "../cursor";
 import { LAB_ACTIONS, LEASE_EVENT_KINDS, RECOVERY_CATEGORIES, STEP_STATES, WORKFLOW_STATUSES } from "@/lib/steps/vocabulary";
 import { problemResponse, staffResponses } from "./common";

@@ -1,5 +1,5 @@
 /** GET/PUT /api/lab/faults — the synthetic destination's faults (demo mode only). */
-import { faultSettingsSchema } from "@/lib/adapters/destination/faults";
+import { faultSettingsSchema } from "@/lib/demo/destination/faults";
 import { labFaultsSchema } from "@/lib/api/contract/engineer";
 import { handle, json, readJson } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
