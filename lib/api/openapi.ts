@@ -3,7 +3,7 @@
  * Each audience's operations live in lib/api/contract/<audience>.ts; this file only joins them.
  */
 import { createDocument } from "zod-openapi";
-import { problemSchema } from "./http";
+import { problemSchema } from "./problems";
 import { engineerPaths } from "./contract/engineer";
 import { publicPaths } from "./contract/public";
 import { staffPaths } from "./contract/staff";

@@ -1,4 +1,4 @@
-import { problemSchema } from "../http";
+import { problemSchema } from "../problems";
 
 /** An error response in the OpenAPI document: always application/problem+json. */
 export const problemResponse = (description: string) => ({
