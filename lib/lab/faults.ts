@@ -1,5 +1,5 @@
 /** The fault lab's proxy to the synthetic destination's /admin/faults, validated both ways. */
-import type { LabFaults } from "@/lib/api/contract/engineer";
+import type { LabFaults } from "@/lib/api/contract/engineer/lab";
 import { faultSettingsSchema, type FaultSettings } from "@/lib/demo/destination/faults";
 import { LabDestinationError } from "./errors";
 

@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import type { Pool } from "pg";
-import type { LabAction } from "@/lib/api/contract/engineer";
+import type { LabAction } from "@/lib/api/contract/engineer/lab";
 import { run } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
 import * as sql from "@/lib/workers/sql";

@@ -8,7 +8,7 @@
  *
  * Each metric carries its written definition, shown beside its chart and as Prometheus HELP.
  */
-import { RECOVERY_CATEGORIES } from "@/lib/api/contract/engineer";
+import { RECOVERY_CATEGORIES } from "@/lib/steps/vocabulary";
 import type { NamedSql } from "@/lib/engine/db";
 import * as sql from "./sql";
 

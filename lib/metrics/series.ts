@@ -1,13 +1,6 @@
 /** Time-bucketed series for both metric families over a bounded range. */
 import type { Pool } from "pg";
-import {
-  MAX_METRIC_BUCKETS,
-  MAX_METRIC_RANGE_DAYS,
-  METRIC_BUCKETS,
-  type MetricBucket,
-  type MetricSeries,
-  type Metrics,
-} from "@/lib/api/contract/engineer";
+import { MAX_METRIC_BUCKETS, MAX_METRIC_RANGE_DAYS, METRIC_BUCKETS, type MetricBucket, type MetricSeries, type Metrics } from "@/lib/api/contract/engineer/metrics";
 import { run } from "@/lib/engine/db";
 import { METRICS, type MetricDefinition } from "./definitions";
 import { InvalidMetricsRangeError } from "./errors";

@@ -4,7 +4,7 @@
  * A revoke cancels nothing at the destination.
  */
 import type { Pool } from "pg";
-import type { RevokeResult } from "@/lib/api/contract/engineer";
+import type { RevokeResult } from "@/lib/api/contract/engineer/steps";
 import { run } from "@/lib/engine/db";
 import { NoOpenLeaseError, NotFoundError } from "@/lib/engine/errors";
 import { revokeLease } from "@/lib/engine/recovery";

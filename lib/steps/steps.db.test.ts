@@ -4,7 +4,7 @@
  * attempts kept apart, and a revoke that is recorded and then decided by recovery from evidence.
  */
 import { describe, expect } from "vitest";
-import { listStepsQuery } from "@/lib/api/contract/engineer";
+import { listStepsQuery } from "@/lib/api/contract/engineer/steps";
 import { signedIn } from "@/lib/auth/test-support";
 import { dbTest as test } from "@/lib/db/test-database";
 import { beginInvocation, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { metricsQuery } from "@/lib/api/contract/engineer";
+import { metricsQuery } from "@/lib/api/contract/engineer/metrics";
 import { pool } from "@/lib/db/pool";
 import { InvalidMetricsRangeError } from "@/lib/metrics/errors";
 import { readMetrics, resolveRange } from "@/lib/metrics/series";
