@@ -239,7 +239,7 @@ export const workerPaths: ZodOpenApiPathsObject = Object.fromEntries(
           "401": problemResponse("Missing or wrong worker token"),
           "403": problemResponse("The session is not a live session registered through this protocol"),
           "404": problemResponse("Not found (code not_found)"),
-          "409": problemResponse("Refused by the engine: code authority_lost (with operation, stepId, presentedTerm, reason, currentTerm), checkpoint_order or release_refused"),
+          "409": problemResponse("Refused by the engine: code authority-lost (with operation, stepId, presentedTerm, reason, currentTerm), checkpoint-out-of-order or release-refused"),
         },
       },
     },
