@@ -238,7 +238,7 @@ export const workerPaths: ZodOpenApiPathsObject = Object.fromEntries(
           "400": problemResponse("The body does not match the schema"),
           "401": problemResponse("Missing or wrong worker token"),
           "403": problemResponse("The session is not a live session registered through this protocol"),
-          "404": problemResponse("Not found (code not_found)"),
+          "404": problemResponse("Not found (code not-found)"),
           "409": problemResponse("Refused by the engine: code authority-lost (with operation, stepId, presentedTerm, reason, currentTerm), checkpoint-out-of-order or release-refused"),
         },
       },
