@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { toast } from "sonner";
-import type { LabFaults } from "@/lib/api/contract/engineer";
+import type { LabFaults } from "@/lib/api/contract/engineer/lab";
 import { DESTINATION_KINDS } from "@/lib/steps/vocabulary";
 import { ErrorState, Loading } from "@/components/ui/states";
 import { engineerKeys, getJson, sendJson } from "./api";

@@ -1,6 +1,6 @@
 "use client";
 
-import type { LeaseTermView } from "@/lib/api/contract/engineer";
+import type { LeaseTermView } from "@/lib/api/contract/engineer/steps";
 import { Time } from "@/components/ui/time";
 import { shortId } from "./api";
 import styles from "./engineer.module.css";

@@ -2,7 +2,7 @@
 
 import type { Route } from "next";
 import Link from "next/link";
-import type { RequestPage } from "@/lib/api/contract/engineer";
+import type { RequestPage } from "@/lib/api/contract/engineer/requests";
 import { WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
 import { Empty, ErrorState } from "@/components/ui/states";
 import { Time } from "@/components/ui/time";

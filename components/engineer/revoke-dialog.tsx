@@ -3,7 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useRef, useState, type FormEvent } from "react";
 import { toast } from "sonner";
-import type { RevokeResult } from "@/lib/api/contract/engineer";
+import type { RevokeResult } from "@/lib/api/contract/engineer/steps";
 import { engineerKeys, sendJson } from "./api";
 import styles from "./engineer.module.css";
 

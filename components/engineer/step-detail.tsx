@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import type { Route } from "next";
 import Link from "next/link";
-import type { StepDetail } from "@/lib/api/contract/engineer";
+import type { StepDetail } from "@/lib/api/contract/engineer/steps";
 import { ErrorState } from "@/components/ui/states";
 import { Time } from "@/components/ui/time";
 import { POLL_MS, engineerKeys, getJson, shortId } from "./api";

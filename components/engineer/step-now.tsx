@@ -1,6 +1,6 @@
 "use client";
 
-import type { StepDetail } from "@/lib/api/contract/engineer";
+import type { StepDetail } from "@/lib/api/contract/engineer/steps";
 import { Time } from "@/components/ui/time";
 import { shortId } from "./api";
 

@@ -3,7 +3,7 @@
 import type { Route } from "next";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useRef, useState, type KeyboardEvent } from "react";
-import type { AttemptView, StepDetail } from "@/lib/api/contract/engineer";
+import type { AttemptView, StepDetail } from "@/lib/api/contract/engineer/steps";
 import { CHECKPOINTS, type Checkpoint } from "@/lib/engine/vocabulary";
 import { Empty } from "@/components/ui/states";
 import { Time } from "@/components/ui/time";

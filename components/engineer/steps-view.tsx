@@ -2,7 +2,7 @@
 
 import type { Route } from "next";
 import Link from "next/link";
-import type { StepPage } from "@/lib/api/contract/engineer";
+import type { StepPage } from "@/lib/api/contract/engineer/steps";
 import { LEASE_EVENT_KINDS, RECOVERY_CATEGORIES, STEP_STATES } from "@/lib/engine/vocabulary";
 import { Empty, ErrorState } from "@/components/ui/states";
 import { Time } from "@/components/ui/time";

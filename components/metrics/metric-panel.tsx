@@ -3,7 +3,7 @@
 import type { Route } from "next";
 import Link from "next/link";
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import type { MetricSeries } from "@/lib/api/contract/engineer";
+import type { MetricSeries } from "@/lib/api/contract/engineer/metrics";
 import styles from "./metrics.module.css";
 
 /**

@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import type { Route } from "next";
 import Link from "next/link";
-import type { Metrics } from "@/lib/api/contract/engineer";
+import type { Metrics } from "@/lib/api/contract/engineer/metrics";
 import { ErrorState } from "@/components/ui/states";
 import { Time } from "@/components/ui/time";
 import { POLL_MS, engineerKeys, getJson } from "@/components/engineer/api";

@@ -1,5 +1,5 @@
 /** The metrics page's time range, as it lives in the URL: a preset relative to now, or a fixed from/to with a bucket. */
-import type { MetricBucket } from "@/lib/api/contract/engineer";
+import type { MetricBucket } from "@/lib/api/contract/engineer/metrics";
 
 export const RANGE_PRESETS = [
   { id: "15m", label: "15 min", ms: 15 * 60_000, bucket: "1m" },

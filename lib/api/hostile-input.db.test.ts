@@ -3,8 +3,8 @@
  * exported route handler with malformed requests — wrong types, missing and extra fields,
  * oversized bodies, odd unicode, negative and overflowing numbers, bad cursors, wrong content
  * types, and forged, expired or revoked sessions and worker tokens — and for every input checks
- * that the answer is never a 5xx, that a refusal is problem+json saying what was wrong, and that
- * a refused request wrote no row in any table.
+ * that the answer is never a 5xx, that a refusal is problem+json saying what was wrong under a
+ * listed problem code, and that a refused request wrote no row in any table.
  */
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
@@ -18,6 +18,7 @@ import { dbTest as test } from "@/lib/db/test-database";
 import { createSingleStepWorkflows } from "@/lib/engine/test-support";
 import { encodeCursor } from "./cursor";
 import { MAX_BODY_BYTES } from "./http";
+import { PROBLEMS, problemTypeOf, type ProblemCode } from "./problems";
 
 const RUNS_PER_OPERATION = 40;
 const API_ROOT = path.join(process.cwd(), "app");
@@ -201,8 +202,10 @@ test("every operation in the OpenAPI document answers hostile input with a 4xx p
           return;
         }
         expect(response.headers.get("content-type")).toBe("application/problem+json");
-        const problem = (await response.json()) as { status: number; title: string; detail: string };
+        const problem = (await response.json()) as { type: string; code: ProblemCode; status: number; title: string; detail: string };
         expect(problem.status).toBe(response.status);
+        expect(PROBLEMS[problem.code]?.status, `${problem.code} is a listed problem code`).toBe(response.status);
+        expect(problem.type).toBe(problemTypeOf(problem.code));
         expect(problem.detail.length).toBeGreaterThan(0);
         // The one change a refusal may make: better-auth deleting the expired session it was shown.
         const cleanedUp = input.credential === "expired-session" && after.auth_session === before.auth_session! - 1;

@@ -1,50 +1,36 @@
 /**
  * The HTTP edge, shared by every route handler: read and validate input with zod, shape output
- * through its schema, and turn every refusal into application/problem+json (RFC 9457). Route
- * handlers stay thin: `handle(async (request) => ...)` around a call into lib/.
+ * through its schema, and turn every refusal into application/problem+json (RFC 9457): below the
+ * edge lib/ throws typed errors (FencelineError), and toProblem maps each to its problem code
+ * (lib/api/problems.ts). Route handlers stay thin: `handle(async (request) => ...)` around a call
+ * into lib/.
  *
  * A bad request is always a 4xx that says what was wrong. Only a failure of our own (a bug, the
  * database gone) is a 5xx, and its body never leaks internals.
  */
 import { z } from "zod";
-import { FencelineError, InvalidWorkflowError, NotFoundError } from "@/lib/engine/errors";
+import { AccountExistsError, InvalidCredentialsError, NotSignedInError, PermissionDeniedError, RateLimitedError } from "@/lib/auth/errors";
+import {
+  AuthorityLostError,
+  CheckpointOrderError,
+  FencelineError,
+  IdempotencyKeyReusedError,
+  InvalidWorkflowError,
+  NoOpenLeaseError,
+  NotFoundError,
+  ReleaseRefusedError,
+  TransitionInProgressError,
+} from "@/lib/engine/errors";
+import { LabDestinationError, LabUnavailableError, SignalRefusedError } from "@/lib/lab/errors";
+import { InvalidMetricsRangeError } from "@/lib/metrics/errors";
+import { ReviewConflictError } from "@/lib/review/errors";
+import { authorityLostFields } from "./contract/worker";
+import { HttpProblem, problem, type ProblemCode } from "./problems";
 
-export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 /** Request bodies larger than this are refused before parsing. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
 export type ProblemIssue = { readonly path: string; readonly message: string };
-
-/** A refusal with its HTTP status; thrown anywhere below a route handler. */
-export class HttpProblem extends Error {
-  constructor(
-    readonly status: number,
-    readonly title: string,
-    readonly detail: string,
-    readonly extra: Record<string, unknown> = {},
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(detail);
-  }
-}
-
-export const problemSchema = z
-  .object({
-    type: z.string(),
-    title: z.string(),
-    status: z.number().int(),
-    detail: z.string(),
-    issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-  })
-  .meta({ id: "Problem", description: "RFC 9457 problem details" });
-
-export function problem(status: number, title: string, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Response {
-  const type = `urn:fenceline:problem:${title.toLowerCase().replaceAll(/[^a-z0-9]+/g, "-")}`;
-  return new Response(JSON.stringify({ type, title, status, detail, ...extra }), {
-    status,
-    headers: { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", ...headers },
-  });
-}
 
 const issuesOf = (error: z.ZodError): ProblemIssue[] =>
   error.issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message }));
@@ -55,14 +41,14 @@ function describeIssues(where: string, issues: readonly ProblemIssue[]): string 
 
 export function invalid(where: string, error: z.ZodError): HttpProblem {
   const issues = issuesOf(error);
-  return new HttpProblem(400, "Invalid request", describeIssues(where, issues), { issues });
+  return new HttpProblem("invalid-request", describeIssues(where, issues), { issues });
 }
 
 /** Reads a JSON body: refuses a wrong content type (415), an oversized body (413), bad JSON (400), a schema mismatch (400). */
 export async function readJson<S extends z.ZodType>(request: Request, schema: S): Promise<z.output<S>> {
   const contentType = request.headers.get("content-type") ?? "";
   if (!/^application\/(.+\+)?json\b/i.test(contentType)) {
-    throw new HttpProblem(415, "Unsupported media type", `send the body as application/json (got ${contentType ? JSON.stringify(contentType) : "no content type"})`);
+    throw new HttpProblem("unsupported-media-type", `send the body as application/json (got ${contentType ? JSON.stringify(contentType) : "no content type"})`);
   }
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) throw tooLarge();
@@ -71,7 +57,7 @@ export async function readJson<S extends z.ZodType>(request: Request, schema: S)
   try {
     body = text.trim() === "" ? undefined : JSON.parse(text);
   } catch {
-    throw new HttpProblem(400, "Invalid JSON", "the request body is not valid JSON");
+    throw new HttpProblem("invalid-json", "the request body is not valid JSON");
   }
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw invalid("body", parsed.error);
@@ -97,11 +83,11 @@ async function readLimited(request: Request): Promise<string> {
   try {
     return text.decode(Buffer.concat(chunks));
   } catch {
-    throw new HttpProblem(400, "Invalid encoding", "the request body is not valid UTF-8");
+    throw new HttpProblem("invalid-encoding", "the request body is not valid UTF-8");
   }
 }
 
-const tooLarge = () => new HttpProblem(413, "Payload too large", `the request body exceeds ${MAX_BODY_BYTES} bytes`);
+const tooLarge = () => new HttpProblem("payload-too-large", `the request body exceeds ${MAX_BODY_BYTES} bytes`);
 
 /** Validates the query string; repeated keys arrive as arrays. */
 export function readQuery<S extends z.ZodType>(request: Request, schema: S): z.output<S> {
@@ -119,7 +105,7 @@ export function readQuery<S extends z.ZodType>(request: Request, schema: S): z.o
 /** Validates route parameters (Next passes them as a promise). */
 export async function readParams<S extends z.ZodType>(params: Promise<unknown>, schema: S): Promise<z.output<S>> {
   const parsed = schema.safeParse(await params);
-  if (!parsed.success) throw new HttpProblem(404, "Not found", describeIssues("path", issuesOf(parsed.error)));
+  if (!parsed.success) throw new HttpProblem("not-found", describeIssues("path", issuesOf(parsed.error)));
   return parsed.data;
 }
 
@@ -128,14 +114,55 @@ export function json<S extends z.ZodType>(schema: S, data: z.input<S>, init: { s
   return Response.json(schema.parse(data), { status: init.status ?? 200, headers: { "cache-control": "no-store", ...init.headers } });
 }
 
+const REVIEW_CONFLICTS = {
+  already_resolved: "already-resolved",
+  stale_version: "stale-version",
+  not_awaiting_review: "not-awaiting-review",
+  request_ended: "request-ended",
+} as const satisfies Record<ReviewConflictError["conflict"], ProblemCode>;
+
+const SIGNAL_REFUSALS = {
+  session_stopped: "session-stopped",
+  other_host: "other-host",
+  not_a_worker: "not-a-worker",
+  signal_failed: "signal-refused",
+} as const satisfies Record<SignalRefusedError["refusal"], ProblemCode>;
+
+const DESTINATION_FAILURES = {
+  unreachable: "destination-unreachable",
+  refused: "destination-refused",
+  invalid_answer: "destination-answer-invalid",
+} as const satisfies Record<LabDestinationError["failure"], ProblemCode>;
+
+/** The problem each typed error is answered with, and the error's fields a client may read. */
+function problemOf(error: FencelineError): HttpProblem {
+  if (error instanceof NotFoundError) return new HttpProblem("not-found", error.message, { what: error.what, id: error.id });
+  if (error instanceof InvalidWorkflowError) return new HttpProblem("invalid-workflow", error.message);
+  if (error instanceof IdempotencyKeyReusedError) return new HttpProblem("idempotency-key-reused", error.message);
+  if (error instanceof AuthorityLostError) return new HttpProblem("authority-lost", error.message, authorityLostFields(error));
+  if (error instanceof CheckpointOrderError) return new HttpProblem("checkpoint-out-of-order", error.message, { operation: error.operation, stepId: error.stepId });
+  if (error instanceof ReleaseRefusedError) return new HttpProblem("release-refused", error.message, { stepId: error.stepId, checkpoint: error.checkpoint });
+  if (error instanceof NoOpenLeaseError) return new HttpProblem("no-open-lease", error.message, { stepId: error.stepId });
+  if (error instanceof TransitionInProgressError) return new HttpProblem("transition-in-progress", error.message);
+  if (error instanceof ReviewConflictError) return new HttpProblem(REVIEW_CONFLICTS[error.conflict], error.message, { ...error.details });
+  if (error instanceof InvalidMetricsRangeError) return new HttpProblem("invalid-range", error.message);
+  if (error instanceof NotSignedInError) return new HttpProblem("unauthorized", error.message, {}, { "www-authenticate": 'Cookie realm="fenceline"' });
+  if (error instanceof PermissionDeniedError) return new HttpProblem("forbidden", error.message);
+  if (error instanceof InvalidCredentialsError) return new HttpProblem("invalid-credentials", error.message);
+  if (error instanceof AccountExistsError) return new HttpProblem("account-exists", error.message);
+  if (error instanceof RateLimitedError) return new HttpProblem("too-many-requests", error.message, {}, { "retry-after": String(error.retryAfterSeconds) });
+  if (error instanceof LabUnavailableError) return new HttpProblem("not-found", error.message);
+  if (error instanceof SignalRefusedError) return new HttpProblem(SIGNAL_REFUSALS[error.refusal], error.message);
+  if (error instanceof LabDestinationError) return new HttpProblem(DESTINATION_FAILURES[error.failure], error.message);
+  return new HttpProblem("conflict", error.message);
+}
+
 /** Maps what lib/ throws to problem+json; anything unexpected is a 500 that reveals nothing. */
 export function toProblem(error: unknown): Response {
-  if (error instanceof HttpProblem) return problem(error.status, error.title, error.detail, error.extra, error.headers);
-  if (error instanceof NotFoundError) return problem(404, "Not found", error.message);
-  if (error instanceof InvalidWorkflowError) return problem(422, "Invalid workflow", error.message);
-  if (error instanceof FencelineError) return problem(409, "Conflict", error.message, { code: error.code });
+  const known = error instanceof FencelineError ? problemOf(error) : error instanceof HttpProblem ? error : null;
+  if (known) return problem(known.code, known.detail, known.extra, known.headers);
   console.error("[api] unexpected error:", error);
-  return problem(500, "Internal error", "the request could not be completed; it was logged");
+  return problem("internal-error", "the request could not be completed; it was logged");
 }
 
 type RouteContext<P> = { params: Promise<P> };

@@ -1,14 +1,33 @@
 /**
  * The OpenAPI document, generated from the same zod schemas the route handlers validate with.
- * Each audience's operations live in lib/api/contract/<audience>.ts; this file only joins them.
+ * Each audience's (and for engineers, each resource's) operations live in lib/api/contract/;
+ * this file only joins them.
  */
-import { createDocument } from "zod-openapi";
-import { problemSchema } from "./http";
-import { engineerPaths } from "./contract/engineer";
+import { createDocument, type ZodOpenApiPathsObject } from "zod-openapi";
+import { labPaths } from "./contract/engineer/lab";
+import { metricsPaths } from "./contract/engineer/metrics";
+import { requestsPaths } from "./contract/engineer/requests";
+import { stepsPaths } from "./contract/engineer/steps";
+import { workersPaths } from "./contract/engineer/workers";
 import { publicPaths } from "./contract/public";
 import { staffPaths } from "./contract/staff";
 import { supportPaths } from "./contract/support";
 import { workerPaths } from "./contract/worker";
+import { problemSchema } from "./problems";
+
+/** Joins path objects; one path may gather operations from several groups, but never the same method twice. */
+export function joinPaths(...groups: readonly ZodOpenApiPathsObject[]): ZodOpenApiPathsObject {
+  const joined: ZodOpenApiPathsObject = {};
+  for (const group of groups) {
+    for (const [path, item] of Object.entries(group)) {
+      const existing = joined[path] ?? {};
+      const twice = Object.keys(item).filter((method) => method in existing);
+      if (twice.length > 0) throw new Error(`openApiDocument: ${twice.join(", ")} ${path} is described twice`);
+      joined[path] = { ...existing, ...item };
+    }
+  }
+  return joined;
+}
 
 export function openApiDocument() {
   return createDocument({
@@ -17,10 +36,10 @@ export function openApiDocument() {
       title: "Fenceline API",
       version: "1",
       description:
-        "Multi-step requests with durable receipts. Errors are application/problem+json (RFC 9457). " +
-        "End users reach a request only through its tracking token.",
+        "Multi-step requests with durable receipts. Errors are application/problem+json (RFC 9457) with a stable `code`; " +
+        "`type` is urn:fenceline:problem:<code>. End users reach a request only through its tracking token.",
     },
-    paths: { ...publicPaths, ...staffPaths, ...supportPaths, ...engineerPaths, ...workerPaths },
+    paths: joinPaths(publicPaths, staffPaths, supportPaths, requestsPaths, stepsPaths, metricsPaths, workersPaths, labPaths, workerPaths),
     components: { schemas: { Problem: problemSchema } },
   });
 }

@@ -8,25 +8,19 @@
  * (lib/auth/worker-tokens.ts). Every session a request names must have been registered through
  * this protocol with that same token; beyond that, the engine's own fencing decides: a lease
  * presented by another session is refused and recorded as a fencing rejection.
- * Engine refusals travel as problem+json with their `code` and fields, so the client can raise
- * the same error classes the direct transport raises.
+ * Engine refusals travel as problem+json with their `code` and the error's fields (toProblem), so
+ * the client can raise the same error classes the direct transport raises.
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Pool } from "pg";
 import type { z } from "zod";
-import {
-  MAX_WAIT_MS,
-  workerOperations,
-  type WorkerOperation,
-  type wireAuthorityLost,
-  type wireClaimedStep,
-  type wireLease,
-} from "@/lib/api/contract/worker";
-import { HttpProblem, json, problem, readJson, toProblem } from "@/lib/api/http";
+import { authorityLostFields, MAX_WAIT_MS, workerOperations, type WorkerOperation, type wireClaimedStep, type wireLease } from "@/lib/api/contract/worker";
+import { json, readJson, toProblem } from "@/lib/api/http";
+import { HttpProblem } from "@/lib/api/problems";
 import { beginInvocation, observeEffectAbsent, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
 import { run } from "@/lib/engine/db";
-import { AuthorityLostError, CheckpointOrderError, NotFoundError, ReleaseRefusedError } from "@/lib/engine/errors";
+import { NotFoundError } from "@/lib/engine/errors";
 import { postLateObservation } from "@/lib/engine/late-observation";
 import { claimSteps, releaseLease, renewLeases } from "@/lib/engine/lease";
 import { acquirePermit, holdPermit, isPermit, releasePermit } from "@/lib/engine/permit";
@@ -46,7 +40,7 @@ export async function authenticateWorker(request: Request, pool: Pool): Promise<
   const match = /^Bearer\s+(\S{1,512})\s*$/i.exec(header);
   const identity = match ? await identifyWorker(pool, match[1]!) : null;
   if (!identity) {
-    throw new HttpProblem(401, "Unauthorized", "a valid, unrevoked worker token is required (Authorization: Bearer <token>)", {}, { "www-authenticate": 'Bearer realm="fenceline-worker"' });
+    throw new HttpProblem("unauthorized", "a valid, unrevoked worker token is required (Authorization: Bearer <token>)", {}, { "www-authenticate": 'Bearer realm="fenceline-worker"' });
   }
   return identity;
 }
@@ -90,7 +84,7 @@ async function requireSession(pool: Pool, worker: WorkerIdentity, sessionId: str
   const key = `${worker.tokenId}:${sessionId}`;
   if (sessions.has(key)) return;
   const rows = await run(pool, sessionOfWorker, [sessionId, worker.tokenId]);
-  if (rows.length === 0) throw new HttpProblem(403, "Unknown session", `session ${sessionId} was not registered through the worker protocol by ${worker.workerName}`);
+  if (rows.length === 0) throw new HttpProblem("unknown-session", `session ${sessionId} was not registered through the worker protocol by ${worker.workerName}`);
   remember(sessions, key);
 }
 
@@ -103,17 +97,6 @@ function remember(sessions: Set<string>, sessionId: string): void {
 
 const leaseOf = (wire: z.output<typeof wireLease>): LeaseHandle => ({ stepId: wire.stepId, fencingTerm: BigInt(wire.fencingTerm), sessionId: wire.sessionId });
 
-export function authorityLostFields(error: AuthorityLostError): z.input<typeof wireAuthorityLost> {
-  return {
-    code: "authority_lost",
-    operation: error.operation,
-    stepId: error.stepId,
-    presentedTerm: error.presentedTerm.toString(),
-    reason: error.reason,
-    currentTerm: error.currentTerm === null ? null : error.currentTerm.toString(),
-  };
-}
-
 const claimedToWire = (step: ClaimedStep): z.input<typeof wireClaimedStep> => ({
   ...step,
   fencingTerm: step.fencingTerm.toString(),
@@ -122,15 +105,6 @@ const claimedToWire = (step: ClaimedStep): z.input<typeof wireClaimedStep> => ({
   expiresAt: step.expiresAt.toISOString(),
   dbNow: step.dbNow.toISOString(),
 });
-
-/** Engine refusals become problems that name their code and carry the error's fields. */
-function workerProblem(error: unknown): Response {
-  if (error instanceof AuthorityLostError) return problem(409, "Authority lost", error.message, authorityLostFields(error));
-  if (error instanceof CheckpointOrderError) return problem(409, "Checkpoint out of order", error.message, { code: error.code, operation: error.operation, stepId: error.stepId });
-  if (error instanceof ReleaseRefusedError) return problem(409, "Release refused", error.message, { code: error.code, stepId: error.stepId, checkpoint: error.checkpoint });
-  if (error instanceof NotFoundError) return problem(404, "Not found", error.message, { code: error.code, what: error.what, id: error.id });
-  return toProblem(error);
-}
 
 const noContent = () => new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
 
@@ -268,7 +242,7 @@ async function requirePermitOwner(pool: Pool, permitId: string, sessionId: strin
     [permitId],
   );
   if (rows.length === 0) throw new NotFoundError("adapter permit", permitId);
-  if (rows[0]!.owner !== sessionId) throw new HttpProblem(403, "Not your permit", `permit ${permitId} was taken under another session's lease`);
+  if (rows[0]!.owner !== sessionId) throw new HttpProblem("not-your-permit", `permit ${permitId} was taken under another session's lease`);
 }
 
 const OPERATION_PATH = /\/api\/worker\/([a-z-]+)\/?$/;
@@ -277,14 +251,14 @@ const OPERATION_PATH = /\/api\/worker\/([a-z-]+)\/?$/;
 export async function handleWorkerProtocol(request: Request, pool: Pool): Promise<Response> {
   try {
     const name = OPERATION_PATH.exec(new URL(request.url).pathname)?.[1];
-    if (!name || !Object.hasOwn(workerOperations, name)) throw new HttpProblem(404, "Not found", `no worker operation at ${new URL(request.url).pathname}`);
-    if (request.method !== "POST") throw new HttpProblem(405, "Method not allowed", "worker operations are POST", {}, { allow: "POST" });
+    if (!name || !Object.hasOwn(workerOperations, name)) throw new HttpProblem("not-found", `no worker operation at ${new URL(request.url).pathname}`);
+    if (request.method !== "POST") throw new HttpProblem("method-not-allowed", "worker operations are POST", {}, { allow: "POST" });
     const worker = await authenticateWorker(request, pool);
     const operation = name as WorkerOperation;
     const body = await readJson(request, workerOperations[operation].body);
     return await (handlers[operation] as (pool: Pool, body: unknown, worker: WorkerIdentity) => Promise<Response>)(pool, body, worker);
   } catch (error) {
-    return workerProblem(error);
+    return toProblem(error);
   }
 }
 

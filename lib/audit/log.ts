@@ -6,6 +6,7 @@
  */
 import type { Queryable } from "@/lib/engine/db";
 import { run } from "@/lib/engine/db";
+import type { TransitionOutcome } from "@/lib/engine/epoch";
 
 export type AuditAction =
   | "review.resolved"
@@ -34,6 +35,18 @@ const appendEntry = {
 
 export async function appendAudit(db: Queryable, entry: AuditEntry): Promise<void> {
   await run(db, appendEntry, [entry.actor, entry.action, entry.subjectType, entry.subjectId, JSON.stringify(entry.before ?? null), JSON.stringify(entry.after ?? null)]);
+}
+
+/** runEpochTransition's recordOutcome: the transition's audit entry, in the transaction of its outcome. */
+export async function auditEpochTransition(db: Queryable, outcome: TransitionOutcome): Promise<void> {
+  await appendAudit(db, {
+    actor: outcome.requestedBy,
+    action: "epoch.transition",
+    subjectType: "epoch_transition",
+    subjectId: outcome.transitionId,
+    before: { epoch: outcome.fromEpoch.toString() },
+    after: { epoch: outcome.toEpoch.toString(), state: outcome.state, reason: outcome.reason, revokedLeases: outcome.revokedLeases, destinations: outcome.destinations },
+  });
 }
 
 type AuditRow = { id: string; at: Date; actor: string; action: string; subject_type: string; subject_id: string; before: unknown; after: unknown };

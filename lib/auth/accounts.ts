@@ -10,7 +10,7 @@ import { hashPassword } from "better-auth/crypto";
 import { appendAudit } from "@/lib/audit/log";
 import { inTransaction, run } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
-import { HttpProblem } from "@/lib/api/http";
+import { AccountExistsError } from "./errors";
 import type { StaffRole } from "./roles";
 
 export type AccountInput = { email: string; name: string; password: string; roles: readonly StaffRole[] };
@@ -55,7 +55,7 @@ export async function createAccount(db: Pool, input: AccountInput, actor: string
   const id = randomUUID();
   return inTransaction(db, async (client) => {
     const [user] = await run<{ id: string; created_at: Date }>(client, sql.insertUser, [id, input.name, input.email]);
-    if (!user) throw new HttpProblem(409, "Account exists", `an account for ${input.email} already exists`);
+    if (!user) throw new AccountExistsError(input.email);
     await run(client, sql.insertCredential, [randomUUID(), id, passwordHash]);
     const roles = [...new Set(input.roles)].sort();
     await run(client, sql.grantRoles, [id, roles]);

@@ -3,8 +3,8 @@
  * and may they. An API caller without a session gets 401, one without the permission 403, both
  * problem+json; a mutating call from another site is refused first (CSRF).
  */
-import { HttpProblem } from "@/lib/api/http";
 import { pool } from "@/lib/db/pool";
+import { NotSignedInError, PermissionDeniedError } from "./errors";
 import { refuseCrossSite } from "./origin";
 import { may, rolesGranting, type Permission } from "./roles";
 import { staffFromHeaders, type Staff } from "./staff";
@@ -14,13 +14,13 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 export async function authorize(request: Request, permission: Permission): Promise<Staff> {
   if (!SAFE_METHODS.has(request.method)) refuseCrossSite(request);
   const staff = await staffFromHeaders(pool(), request.headers);
-  if (!staff) throw new HttpProblem(401, "Unauthorized", "sign in as staff first (POST /api/session)", {}, { "www-authenticate": 'Cookie realm="fenceline"' });
+  if (!staff) throw new NotSignedInError();
   refuseUnless(staff, permission);
   return staff;
 }
 
 export function refuseUnless(staff: Staff, permission: Permission): void {
   if (!may(staff.roles, permission)) {
-    throw new HttpProblem(403, "Forbidden", `${permission} needs the ${rolesGranting(permission).join(" or ")} role; you hold ${staff.roles.join(", ") || "none"}`);
+    throw new PermissionDeniedError(`${permission} needs the ${rolesGranting(permission).join(" or ")} role; you hold ${staff.roles.join(", ") || "none"}`);
   }
 }

@@ -5,7 +5,7 @@
  */
 import { afterAll, expect } from "vitest";
 import { GET as statusRoute, POST as transitionRoute } from "@/app/api/admin/epoch-transitions/route";
-import { startDestinationService } from "@/lib/adapters/destination/service";
+import { startDestinationService } from "@/lib/demo/destination/service";
 import { pool } from "@/lib/db/pool";
 import { dbTest as test } from "@/lib/db/test-database";
 import { signedIn } from "./test-support";
@@ -34,14 +34,23 @@ test("admins move the epoch and the fenced destination takes it; others are refu
 
     const response = await transitionRoute(post({ reason: "restored from last night's backup" }, admin.headers), none);
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ fromEpoch: "1", toEpoch: "2", state: "completed", destinations: { fenced: { installed: true } } });
+    const result = (await response.json()) as { transitionId: string };
+    expect(result).toMatchObject({ fromEpoch: "1", toEpoch: "2", state: "completed", destinations: { fenced: { installed: true } } });
     const installed = await (await fetch(`${destination.url}/admin/epoch`)).json();
     expect(installed).toMatchObject({ installed: "2" });
 
     const status = await statusRoute(new Request("http://127.0.0.1:3000/api/admin/epoch-transitions", { headers: admin.headers }), none);
     expect(await status.json()).toEqual({ epoch: "2", transition: null, blocked: [] });
-    const { rows } = await db.pool.query("SELECT actor, action FROM audit_log WHERE action = 'epoch.transition'");
-    expect(rows).toEqual([{ actor: admin.email, action: "epoch.transition" }]);
+    const { rows } = await db.pool.query("SELECT actor, action, subject_id, before, after FROM audit_log WHERE action = 'epoch.transition'");
+    expect(rows).toEqual([
+      {
+        actor: admin.email,
+        action: "epoch.transition",
+        subject_id: result.transitionId,
+        before: { epoch: "1" },
+        after: expect.objectContaining({ epoch: "2", state: "completed", reason: "restored from last night's backup" }),
+      },
+    ]);
 
     await db.pool.query("INSERT INTO epoch_transition (from_epoch, reason, requested_by) VALUES (2, 'stuck', 'test')");
     expect((await transitionRoute(post({ reason: "again" }, admin.headers), none)).status).toBe(409);

@@ -1,4 +1,4 @@
-import { HttpProblem } from "@/lib/api/http";
+import { PermissionDeniedError } from "./errors";
 
 /**
  * Refuses a state-changing request sent from another site (CSRF). Browsers send Sec-Fetch-Site
@@ -9,7 +9,7 @@ import { HttpProblem } from "@/lib/api/http";
 export function refuseCrossSite(request: Request): void {
   const site = request.headers.get("sec-fetch-site");
   if (site && site !== "same-origin" && site !== "none") {
-    throw new HttpProblem(403, "Forbidden", `cross-site request refused (Sec-Fetch-Site: ${site})`);
+    throw new PermissionDeniedError(`cross-site request refused (Sec-Fetch-Site: ${site})`);
   }
   const origin = request.headers.get("origin");
   if (origin && origin !== "null") {
@@ -19,8 +19,8 @@ export function refuseCrossSite(request: Request): void {
     try {
       host = new URL(origin).host;
     } catch {
-      throw new HttpProblem(403, "Forbidden", "cross-site request refused (malformed Origin)");
+      throw new PermissionDeniedError("cross-site request refused (malformed Origin)");
     }
-    if (host !== expected && host !== forwarded) throw new HttpProblem(403, "Forbidden", `cross-site request refused (Origin: ${origin})`);
+    if (host !== expected && host !== forwarded) throw new PermissionDeniedError(`cross-site request refused (Origin: ${origin})`);
   }
 }

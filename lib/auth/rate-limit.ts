@@ -3,7 +3,7 @@
  * process, and it forgets on restart, which only ever lets a little more through. A refusal is
  * a 429 problem with Retry-After in whole seconds.
  */
-import { HttpProblem } from "@/lib/api/http";
+import { RateLimitedError } from "./errors";
 
 export type BucketPolicy = { readonly capacity: number; readonly refillPerSecond: number };
 
@@ -19,18 +19,18 @@ export class RateLimiter {
     private readonly nowMs: () => number = () => performance.now(),
   ) {}
 
-  /** Takes one token for `key`, or throws the 429. */
+  /** Takes one token for `key`, or throws RateLimitedError. */
   take(key: string): void {
     this.check(key);
     this.bucket(key).tokens -= 1;
   }
 
-  /** Throws the 429 when `key` has no token left, without taking one (see `take`). */
+  /** Throws RateLimitedError when `key` has no token left, without taking one (see `take`). */
   check(key: string): void {
     const bucket = this.bucket(key);
     if (bucket.tokens < 1) {
       const retryAfter = Math.ceil((1 - bucket.tokens) / this.policy.refillPerSecond);
-      throw new HttpProblem(429, "Too many requests", `${this.name}: too many attempts; retry in ${retryAfter} s`, {}, { "retry-after": String(retryAfter) });
+      throw new RateLimitedError(this.name, retryAfter);
     }
   }
 

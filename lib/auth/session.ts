@@ -4,9 +4,9 @@
  * refusals as problem+json. It returns the Set-Cookie headers for the route to pass on.
  */
 import { APIError } from "better-auth/api";
-import { HttpProblem } from "@/lib/api/http";
 import { pool } from "@/lib/db/pool";
 import { auth } from "./auth";
+import { InvalidCredentialsError } from "./errors";
 import { refuseCrossSite } from "./origin";
 import { clientKey, RateLimiter } from "./rate-limit";
 import { staffFromHeaders, type Staff } from "./staff";
@@ -32,7 +32,7 @@ export async function signIn(request: Request, credentials: { email: string; pas
     // better-auth answers a wrong email and a wrong password alike; so do we.
     if (error instanceof APIError && error.statusCode === 401) {
       signInByAccount.take(account);
-      throw new HttpProblem(401, "Invalid credentials", "the email or the password is wrong");
+      throw new InvalidCredentialsError();
     }
     throw error;
   }

@@ -6,6 +6,7 @@
  */
 import { parseArgs } from "node:util";
 import { fencedEpochAdmin } from "@/lib/adapters/destinations";
+import { auditEpochTransition } from "@/lib/audit/log";
 import { createPool, databaseUrl } from "@/lib/db/pool";
 import { runEpochTransition } from "@/lib/engine/epoch";
 import { integerFromEnv } from "@/lib/env";
@@ -19,6 +20,7 @@ try {
     requestedBy: `cli:${process.env.USER ?? "unknown"}`,
     destinations: [fencedEpochAdmin(destinationUrl)],
     drainTimeoutMs: integerFromEnv("FENCELINE_EPOCH_DRAIN_MS", 10_000),
+    recordOutcome: auditEpochTransition,
   });
   console.log(JSON.stringify(result, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value), 2));
   process.exitCode = result.state === "completed" ? 0 : 1;

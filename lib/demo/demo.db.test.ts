@@ -6,8 +6,8 @@
  */
 import type pg from "pg";
 import { expect, vi } from "vitest";
-import type { FaultSettings } from "@/lib/adapters/destination/faults";
-import { readAudit, startDestinationService, type DestinationAudit, type DestinationService } from "@/lib/adapters/destination/service";
+import type { FaultSettings } from "@/lib/demo/destination/faults";
+import { readAudit, startDestinationService, type DestinationAudit, type DestinationService } from "@/lib/demo/destination/service";
 import { dbTest as test, type TestDatabase } from "@/lib/db/test-database";
 import { createWorkflows } from "@/lib/engine/workflow";
 import { directCoordinator } from "@/lib/worker/coordinator";

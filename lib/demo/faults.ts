@@ -3,7 +3,7 @@
  * `mild` shows every recovery path now and then without burying the happy path; `chaos` makes
  * unknown outcomes common, so the review queue fills with opaque deliveries.
  */
-import { faultSettingsSchema, type FaultSettings } from "@/lib/adapters/destination/faults";
+import { faultSettingsSchema, type FaultSettings } from "@/lib/demo/destination/faults";
 
 export const FAULT_MIXES = ["none", "mild", "chaos"] as const;
 export type FaultMix = (typeof FAULT_MIXES)[number];

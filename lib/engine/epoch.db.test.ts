@@ -5,7 +5,9 @@
  */
 import { describe, expect } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
-import { epochStatus, runEpochTransition, TransitionInProgressError, type EpochDestination } from "./epoch";
+import type { Queryable } from "./db";
+import { epochStatus, runEpochTransition, type EpochDestination } from "./epoch";
+import { TransitionInProgressError } from "./errors";
 import { claimSteps } from "./lease";
 import { commitReceipts } from "./receipt";
 import { registerSession } from "./session";
@@ -35,7 +37,7 @@ test.beforeEach(async ({ db }) => {
 });
 
 describe("epoch transition", () => {
-  test("opens an epoch above any the database or a destination has seen, installs it, resumes, and is audited", async ({ db }) => {
+  test("opens an epoch above any the database or a destination has seen, installs it, and resumes", async ({ db }) => {
     const result = await runEpochTransition(db.pool, {
       reason: "restored from backup",
       requestedBy: "test",
@@ -44,12 +46,46 @@ describe("epoch transition", () => {
     });
     expect(result).toMatchObject({ fromEpoch: 1n, toEpoch: 6n, state: "completed", destinations: { fenced: { installed: true } } });
     expect(await currentEpoch(db.pool)).toBe("6");
-    const { rows: audit } = await db.pool.query(`SELECT actor, before, after FROM audit_log WHERE action = 'epoch.transition' AND subject_id = $1`, [result.transitionId]);
-    expect(audit).toEqual([{ actor: "test", before: { epoch: "1" }, after: expect.objectContaining({ epoch: "6", state: "completed", reason: "restored from backup" }) }]);
     // Claims resume, and new leases carry the new epoch.
     await createSingleStepWorkflows(db.pool, 1, { adapter: "fenced", operation: "o", stepClass: "pure" });
     const [claimed] = await claimSteps(db.pool, await registerSession(db.pool, "direct"), ["fenced"], 1);
     expect(claimed!.epoch).toBe(6n);
+  });
+
+  // The console records a transition (its audit entry) through recordOutcome: what the hook
+  // writes must commit with the outcome, and neither without the other.
+  test("recordOutcome runs inside the transaction that records the outcome, which commits with what it writes or not at all", async ({ db }) => {
+    await db.pool.query("CREATE TABLE outcome_probe (transition_id text PRIMARY KEY, state text NOT NULL)");
+    const stateOf = async (on: Queryable, id: string) => (await on.query<{ state: string }>("SELECT state FROM epoch_transition WHERE id = $1", [id])).rows[0]!.state;
+    const seen: { reason: string; inside: string; outside: string }[] = [];
+    const result = await runEpochTransition(db.pool, {
+      reason: "restore",
+      requestedBy: "test",
+      destinations: [fencedDouble("fenced")],
+      drainTimeoutMs: 0,
+      recordOutcome: async (client, outcome) => {
+        seen.push({ reason: outcome.reason, inside: await stateOf(client, outcome.transitionId), outside: await stateOf(db.pool, outcome.transitionId) });
+        await client.query("INSERT INTO outcome_probe VALUES ($1, $2)", [outcome.transitionId, outcome.state]);
+      },
+    });
+    expect(seen).toEqual([{ reason: "restore", inside: "completed", outside: "installing" }]);
+    expect((await db.pool.query("SELECT transition_id, state FROM outcome_probe")).rows).toEqual([{ transition_id: result.transitionId, state: "completed" }]);
+
+    let failedId = "";
+    const failing = runEpochTransition(db.pool, {
+      reason: "restore again",
+      requestedBy: "test",
+      destinations: [],
+      drainTimeoutMs: 0,
+      recordOutcome: async (client, outcome) => {
+        failedId = outcome.transitionId;
+        await client.query("INSERT INTO outcome_probe VALUES ($1, $2)", [outcome.transitionId, outcome.state]);
+        throw new Error("the audit log is unavailable");
+      },
+    });
+    await expect(failing).rejects.toThrow("the audit log is unavailable");
+    expect(await stateOf(db.pool, failedId)).toBe("failed");
+    expect((await db.pool.query("SELECT 1 FROM outcome_probe WHERE transition_id = $1", [failedId])).rowCount).toBe(0);
   });
 
   test("no step is claimed while a transition is in progress, and a second one is refused", async ({ db }) => {

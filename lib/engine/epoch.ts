@@ -12,9 +12,9 @@
  *   5. resume; a destination whose installation or proof failed stays blocked (its steps are not
  *      claimed) until a later transition succeeds there.
  */
-import type { Pool } from "pg";
-import { appendAudit } from "@/lib/audit/log";
+import type { Pool, PoolClient } from "pg";
 import { inTransaction, run } from "./db";
+import { TransitionInProgressError } from "./errors";
 import { revokeLease } from "./recovery";
 import * as sql from "./sql/epoch";
 
@@ -32,6 +32,11 @@ export type TransitionOptions = {
   readonly destinations: readonly EpochDestination[];
   /** How long in-flight attempts get to finish before their leases are revoked. */
   readonly drainTimeoutMs?: number;
+  /**
+   * Called inside the transaction that records the transition's outcome, on its client: what it
+   * writes commits with the outcome or not at all (the console keeps its audit entry this way).
+   */
+  readonly recordOutcome?: (client: PoolClient, outcome: TransitionOutcome) => Promise<void>;
 };
 
 export type DestinationResult = { readonly installed: true } | { readonly installed: false; readonly error: string };
@@ -45,16 +50,15 @@ export type TransitionResult = {
   readonly state: "completed" | "blocked";
 };
 
-export class TransitionInProgressError extends Error {
-  readonly code = "transition_in_progress";
-}
+/** What recordOutcome is told: the result, with who asked and why. */
+export type TransitionOutcome = TransitionResult & { readonly reason: string; readonly requestedBy: string };
 
 const DRAIN_POLL_MS = 100;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function runEpochTransition(pool: Pool, options: TransitionOptions): Promise<TransitionResult> {
   const [begun] = await run<{ id: string; from_epoch: string }>(pool, sql.beginTransition, [options.reason, options.requestedBy]);
-  if (!begun) throw new TransitionInProgressError("an epoch transition is already in progress");
+  if (!begun) throw new TransitionInProgressError();
   const transitionId = begun.id;
   try {
     await run(pool, sql.advanceTransition, [transitionId, "reconciling"]);
@@ -70,8 +74,7 @@ export async function runEpochTransition(pool: Pool, options: TransitionOptions)
     for (const destination of options.destinations) destinations[destination.adapter] = await installAt(destination, toEpoch);
     const blocked = Object.entries(destinations).filter(([, result]) => !result.installed).map(([adapter]) => adapter);
     const installed = Object.entries(destinations).filter(([, result]) => result.installed).map(([adapter]) => adapter);
-    // The audit entry commits with the transition's outcome.
-    const finished = await inTransaction(pool, async (client) => {
+    return await inTransaction(pool, async (client) => {
       const [row] = await run<{ state: "completed" | "blocked" }>(client, sql.finishTransition, [
         transitionId,
         JSON.stringify(destinations),
@@ -79,17 +82,10 @@ export async function runEpochTransition(pool: Pool, options: TransitionOptions)
         toEpoch.toString(),
         installed,
       ]);
-      await appendAudit(client, {
-        actor: options.requestedBy,
-        action: "epoch.transition",
-        subjectType: "epoch_transition",
-        subjectId: transitionId,
-        before: { epoch: begun.from_epoch },
-        after: { epoch: toEpoch.toString(), state: row!.state, reason: options.reason, revokedLeases, destinations },
-      });
-      return row!;
+      const result: TransitionResult = { transitionId, fromEpoch: BigInt(begun.from_epoch), toEpoch, revokedLeases, destinations, state: row!.state };
+      await options.recordOutcome?.(client, { ...result, reason: options.reason, requestedBy: options.requestedBy });
+      return result;
     });
-    return { transitionId, fromEpoch: BigInt(begun.from_epoch), toEpoch, revokedLeases, destinations, state: finished.state };
   } catch (error) {
     await run(pool, sql.abandonTransition, [transitionId, String(error)]).catch(() => undefined);
     throw error;

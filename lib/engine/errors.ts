@@ -1,7 +1,8 @@
 /**
- * The engine's typed error family. Each error carries a stable `code`; lib/api maps codes to
- * HTTP in one place. Operating errors (database down) are not wrapped here: they surface as the
- * driver's own errors and callers handle them as such.
+ * The typed error family. Each error carries a stable `code`; lib/api/http.ts (toProblem) maps
+ * each to its HTTP problem in one place. Modules above the engine (auth, review, metrics, the
+ * lab) extend FencelineError in their own errors.ts. Operating errors (database down) are not
+ * wrapped here: they surface as the driver's own errors and callers handle them as such.
  */
 import type { RejectionReason } from "./vocabulary";
 
@@ -54,5 +55,29 @@ export class ReleaseRefusedError extends FencelineError {
   readonly code = "release_refused";
   constructor(readonly stepId: string, readonly checkpoint: string) {
     super(`step ${stepId} cannot be released at checkpoint ${checkpoint}: its invocation began`);
+  }
+}
+
+/** An epoch transition was asked for while another is under way; one runs at a time. */
+export class TransitionInProgressError extends FencelineError {
+  readonly code = "transition_in_progress";
+  constructor() {
+    super("an epoch transition is already in progress");
+  }
+}
+
+/** An idempotency key already names a request with another input: one key names one intent. */
+export class IdempotencyKeyReusedError extends FencelineError {
+  readonly code = "idempotency_key_reused";
+  constructor() {
+    super("this Idempotency-Key already names a request with a different input; use a new key for a new request");
+  }
+}
+
+/** A revoke was asked for a step that holds no open lease. */
+export class NoOpenLeaseError extends FencelineError {
+  readonly code = "no_open_lease";
+  constructor(readonly stepId: string) {
+    super(`step ${stepId} holds no open lease: nothing to revoke`);
   }
 }

@@ -1,9 +1,9 @@
 /**
  * The engine's vocabulary: every closed list of words it stores or answers with, written once.
  * The TypeScript unions, the zod enums (`z.enum(CHECKPOINTS)`), the SQL lists and the views'
- * order and labels are derived from these; `vocabulary.db.test.ts` checks each list that is a
- * PostgreSQL enum against that enum's labels, in order, so a migration and the code cannot drift
- * apart. No imports, so client components can use it without pulling in server code.
+ * order and labels are derived from these; `lib/db/vocabulary.db.test.ts` checks each list that
+ * is a PostgreSQL enum against that enum's labels, in order, so a migration and the code cannot
+ * drift apart. No imports, so client components can use it without pulling in server code.
  */
 
 export const WORKFLOW_STATUSES = ["active", "completed", "cancelled", "failed"] as const;

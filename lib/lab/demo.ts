@@ -1,9 +1,9 @@
 /** The fault lab exists only in demo mode (`npm start`); elsewhere its routes answer 404. */
-import { HttpProblem } from "@/lib/api/http";
 import { demoMode } from "@/lib/demo/mode";
+import { LabUnavailableError } from "./errors";
 
 export function requireDemo(): { destinationUrl: string } {
   const demo = demoMode();
-  if (!demo) throw new HttpProblem(404, "Not found", "the fault lab exists only in demo mode (npm start)");
+  if (!demo) throw new LabUnavailableError();
   return demo;
 }

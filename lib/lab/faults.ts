@@ -1,7 +1,7 @@
 /** The fault lab's proxy to the synthetic destination's /admin/faults, validated both ways. */
-import type { LabFaults } from "@/lib/api/contract/engineer";
-import { HttpProblem } from "@/lib/api/http";
-import { faultSettingsSchema, type FaultSettings } from "@/lib/adapters/destination/faults";
+import type { LabFaults } from "@/lib/api/contract/engineer/lab";
+import { faultSettingsSchema, type FaultSettings } from "@/lib/demo/destination/faults";
+import { LabDestinationError } from "./errors";
 
 const DESTINATION_TIMEOUT_MS = 5_000;
 
@@ -10,14 +10,14 @@ async function call(destinationUrl: string, init: RequestInit): Promise<FaultSet
   try {
     response = await fetch(new URL("/admin/faults", destinationUrl), { ...init, signal: AbortSignal.timeout(DESTINATION_TIMEOUT_MS) });
   } catch (error) {
-    throw new HttpProblem(502, "Destination unreachable", `the synthetic destination at ${destinationUrl} did not answer: ${error instanceof Error ? error.message : String(error)}`);
+    throw new LabDestinationError("unreachable", `the synthetic destination at ${destinationUrl} did not answer: ${error instanceof Error ? error.message : String(error)}`);
   }
   const text = await response.text();
   if (!response.ok) {
-    throw new HttpProblem(response.status === 400 ? 400 : 502, "Destination refused", `the destination answered ${response.status}: ${text.slice(0, 300)}`);
+    throw new LabDestinationError("refused", `the destination answered ${response.status}: ${text.slice(0, 300)}`);
   }
   const parsed = faultSettingsSchema.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new HttpProblem(502, "Destination answer invalid", "the destination's fault settings do not match the schema");
+  if (!parsed.success) throw new LabDestinationError("invalid_answer", "the destination's fault settings do not match the schema");
   return parsed.data;
 }
 

@@ -6,11 +6,11 @@
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import type { Pool } from "pg";
-import type { LabAction } from "@/lib/api/contract/engineer";
-import { HttpProblem } from "@/lib/api/http";
+import type { LabAction } from "@/lib/api/contract/engineer/lab";
 import { run } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
 import * as sql from "@/lib/workers/sql";
+import { SignalRefusedError } from "./errors";
 
 const SIGNALS = { pause: "SIGSTOP", resume: "SIGCONT", kill: "SIGKILL" } as const satisfies Record<LabAction, NodeJS.Signals>;
 
@@ -38,11 +38,11 @@ export async function signalWorker(
 ): Promise<SignalResult> {
   const [session] = await run<SessionRow>(pool, sql.readSession, [sessionId]);
   if (!session) throw new NotFoundError("worker session", sessionId);
-  if (session.stopped_at) throw new HttpProblem(409, "Session stopped", `session ${sessionId} stopped; its process is not a worker any more`);
+  if (session.stopped_at) throw new SignalRefusedError("session_stopped", `session ${sessionId} stopped; its process is not a worker any more`);
   if (session.host !== hostname()) {
-    throw new HttpProblem(409, "Other host", `session ${sessionId} runs on ${session.host}; the lab signals processes on ${hostname()} only`);
+    throw new SignalRefusedError("other_host", `session ${sessionId} runs on ${session.host}; the lab signals processes on ${hostname()} only`);
   }
-  if (session.pid <= 1 || session.pid === process.pid) throw new HttpProblem(409, "Not a worker", `pid ${session.pid} is not a worker process`);
+  if (session.pid <= 1 || session.pid === process.pid) throw new SignalRefusedError("not_a_worker", `pid ${session.pid} is not a worker process`);
   const isWorker =
     options.isWorker ??
     (async (pid: number) => {
@@ -50,13 +50,13 @@ export async function signalWorker(
       return cmd !== null && WORKER_ENTRY.test(cmd);
     });
   if (!(await isWorker(session.pid))) {
-    throw new HttpProblem(409, "Not a worker", `pid ${session.pid} of session ${sessionId} is gone or is not a Fenceline worker process`);
+    throw new SignalRefusedError("not_a_worker", `pid ${session.pid} of session ${sessionId} is gone or is not a Fenceline worker process`);
   }
   const signal = SIGNALS[action];
   try {
     (options.send ?? ((pid, sig) => process.kill(pid, sig)))(session.pid, signal);
   } catch (error) {
-    throw new HttpProblem(409, "Signal refused", `could not send ${signal} to pid ${session.pid}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new SignalRefusedError("signal_failed", `could not send ${signal} to pid ${session.pid}: ${error instanceof Error ? error.message : String(error)}`);
   }
   return { sessionId, pid: session.pid, action, signal };
 }

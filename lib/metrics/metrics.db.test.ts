@@ -6,7 +6,8 @@
 import { describe, expect } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
 import { createSingleStepWorkflows } from "@/lib/engine/test-support";
-import { listStepsQuery, metricsQuery } from "@/lib/api/contract/engineer";
+import { metricsQuery } from "@/lib/api/contract/engineer/metrics";
+import { listStepsQuery } from "@/lib/api/contract/engineer/steps";
 import { listSteps } from "@/lib/steps/list";
 import { readTotals, renderExposition } from "./prometheus";
 import { readMetrics, resolveRange } from "./series";

@@ -1,16 +1,9 @@
 /** Time-bucketed series for both metric families over a bounded range. */
 import type { Pool } from "pg";
-import {
-  MAX_METRIC_BUCKETS,
-  MAX_METRIC_RANGE_DAYS,
-  METRIC_BUCKETS,
-  type MetricBucket,
-  type MetricSeries,
-  type Metrics,
-} from "@/lib/api/contract/engineer";
-import { HttpProblem } from "@/lib/api/http";
+import { MAX_METRIC_BUCKETS, MAX_METRIC_RANGE_DAYS, METRIC_BUCKETS, type MetricBucket, type MetricSeries, type Metrics } from "@/lib/api/contract/engineer/metrics";
 import { run } from "@/lib/engine/db";
 import { METRICS, type MetricDefinition } from "./definitions";
+import { InvalidMetricsRangeError } from "./errors";
 
 const DEFAULT_RANGE_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -21,12 +14,12 @@ export type MetricsRange = { readonly from: Date; readonly to: Date; readonly bu
 export function resolveRange(input: { from?: string; to?: string; bucket: MetricBucket }, now = new Date()): MetricsRange {
   const to = input.to ? new Date(input.to) : now;
   const from = input.from ? new Date(input.from) : new Date(to.getTime() - DEFAULT_RANGE_MS);
-  if (from >= to) throw new HttpProblem(400, "Invalid range", "`from` must be before `to`");
+  if (from >= to) throw new InvalidMetricsRangeError("`from` must be before `to`");
   const spanMs = to.getTime() - from.getTime();
-  if (spanMs > MAX_METRIC_RANGE_DAYS * DAY_MS) throw new HttpProblem(400, "Invalid range", `a range spans at most ${MAX_METRIC_RANGE_DAYS} days`);
+  if (spanMs > MAX_METRIC_RANGE_DAYS * DAY_MS) throw new InvalidMetricsRangeError(`a range spans at most ${MAX_METRIC_RANGE_DAYS} days`);
   const buckets = Math.ceil(spanMs / (METRIC_BUCKETS[input.bucket] * 1000));
   if (buckets > MAX_METRIC_BUCKETS) {
-    throw new HttpProblem(400, "Invalid range", `${buckets} buckets of ${input.bucket}: at most ${MAX_METRIC_BUCKETS}; choose a wider bucket`);
+    throw new InvalidMetricsRangeError(`${buckets} buckets of ${input.bucket}: at most ${MAX_METRIC_BUCKETS}; choose a wider bucket`);
   }
   return { from, to, bucket: input.bucket };
 }

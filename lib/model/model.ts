@@ -332,9 +332,9 @@ export function resolveCase(step: StepModel, index: number, body: ResolutionBody
   }
   if (review.status === "resolved") {
     const same = review.resolution === body.resolution && (body.resolution !== "confirm_delivered" || review.ref === body.ref);
-    return same ? { resolution: body.resolution, version: review.version, replayed: true } : { refused: "Already resolved" };
+    return same ? { resolution: body.resolution, version: review.version, replayed: true } : { refused: "already_resolved" };
   }
-  if (review.version !== body.version) return { refused: "Stale version" };
-  if (step.state !== "indeterminate") return { refused: "Not awaiting review" };
-  return { refused: "Request ended" };
+  if (review.version !== body.version) return { refused: "stale_version" };
+  if (step.state !== "indeterminate") return { refused: "not_awaiting_review" };
+  return { refused: "request_ended" };
 }

@@ -12,7 +12,8 @@ import { postLateObservation } from "@/lib/engine/late-observation";
 import { revokeLease, runRecoveryScan } from "@/lib/engine/recovery";
 import { AuthorityLostError, CheckpointOrderError } from "@/lib/engine/errors";
 import { setLeaseExpiry } from "@/lib/engine/test-support";
-import { resolveReviewCase, ReviewConflictError } from "@/lib/review/resolve";
+import { ReviewConflictError } from "@/lib/review/errors";
+import { resolveReviewCase } from "@/lib/review/resolve";
 import type { LeaseHandle } from "@/lib/engine/types";
 import type { ReviewResolution } from "@/lib/engine/vocabulary";
 import {
@@ -193,7 +194,7 @@ export class Resolve extends Op<{ index: number; body: ResolutionBody }> {
       if (result.caseId !== caseId || (!result.replayed && result.resolvedBy !== actor)) throw new Error(`resolve: unexpected result ${JSON.stringify(result)}`);
       return { resolution: result.resolution, version: result.version, replayed: result.replayed };
     } catch (error) {
-      if (error instanceof ReviewConflictError) return { refused: error.title };
+      if (error instanceof ReviewConflictError) return { refused: error.conflict };
       throw error;
     }
   }

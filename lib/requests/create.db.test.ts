@@ -44,6 +44,7 @@ test("creating returns the tracking link; the same key and input return the same
   const reused = await post({ ...input, message: "something else" }, "order-1");
   expect(reused.status).toBe(422);
   expect(reused.headers.get("content-type")).toBe("application/problem+json");
+  expect(await reused.json()).toMatchObject({ type: "urn:fenceline:problem:idempotency-key-reused", code: "idempotency-key-reused" });
 
   const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM workflow");
   expect(rows[0].n).toBe(1);

@@ -5,9 +5,9 @@
  * input is refused, because one key names one intent.
  */
 import type { Pool } from "pg";
-import { HttpProblem } from "@/lib/api/http";
 import { deliveryWorkflow } from "@/lib/demo/workflow";
 import { run, type NamedSql } from "@/lib/engine/db";
+import { IdempotencyKeyReusedError } from "@/lib/engine/errors";
 import { createWorkflow } from "@/lib/engine/workflow";
 
 export type CreatedRequest = {
@@ -35,13 +35,7 @@ export const trackUrlOf = (trackingToken: string): string => `/track/${trackingT
 
 export async function createRequest(pool: Pool, { input, idempotencyKey, requester }: CreateRequestOptions): Promise<{ created: boolean; request: CreatedRequest }> {
   const outcome = await createWorkflow(pool, deliveryWorkflow(input, { requester, idempotencyKey }));
-  if (!outcome.inputMatches) {
-    throw new HttpProblem(
-      422,
-      "Idempotency key reused",
-      "this Idempotency-Key already names a request with a different input; use a new key for a new request",
-    );
-  }
+  if (!outcome.inputMatches) throw new IdempotencyKeyReusedError();
   const [row] = await run<{ status: CreatedRequest["status"]; created_at: Date }>(pool, requestCreatedSql, [outcome.workflowId]);
   if (!row) throw new Error(`createRequest: workflow ${outcome.workflowId} vanished after it was written`);
   return {

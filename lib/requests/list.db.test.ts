@@ -4,7 +4,7 @@
  * issue is a 400 problem through the route, never a query.
  */
 import { beforeAll, describe, expect } from "vitest";
-import { listRequestsQuery } from "@/lib/api/contract/engineer";
+import { listRequestsQuery } from "@/lib/api/contract/engineer/requests";
 import { encodeCursor } from "@/lib/api/cursor";
 import { signedIn } from "@/lib/auth/test-support";
 import { dbTest as test } from "@/lib/db/test-database";

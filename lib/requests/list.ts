@@ -4,7 +4,7 @@
  * so no row is skipped or repeated at a page boundary.
  */
 import type { Pool } from "pg";
-import type { ListRequestsQuery, RequestSummary, RequestPage } from "@/lib/api/contract/engineer";
+import type { ListRequestsQuery, RequestSummary, RequestPage } from "@/lib/api/contract/engineer/requests";
 import { encodeCursor } from "@/lib/api/cursor";
 import { run, type NamedSql } from "@/lib/engine/db";
 

@@ -10,7 +10,8 @@ import { registerSession } from "@/lib/engine/session";
 import { cancelWorkflow } from "@/lib/engine/workflow";
 import { trackingViewByToken } from "@/lib/projection/read";
 import { reviewCaseDetail } from "./case";
-import { resolveReviewCase, ReviewConflictError } from "./resolve";
+import { ReviewConflictError } from "./errors";
+import { resolveReviewCase } from "./resolve";
 import { caseUnderReview } from "./test-support";
 
 const stepRow = async (pool: import("pg").Pool, stepId: string) =>
@@ -90,7 +91,7 @@ describe("refusals", () => {
     const refusal = await resolveReviewCase(db.pool, review.caseId, { resolution: "abandon", version: review.version, customerReason: "x", note: "y" }, "alan").catch((e: unknown) => e);
     expect(refusal).toBeInstanceOf(ReviewConflictError);
     const conflict = refusal as ReviewConflictError;
-    expect(conflict.title).toBe("Already resolved");
+    expect(conflict.conflict).toBe("already_resolved");
     expect(conflict.details).toMatchObject({ resolvedBy: "grace", resolution: "confirm_delivered", currentVersion: review.version + 1 });
     expect(conflict.details.resolvedAt).toMatch(/^\d{4}-/);
   });
@@ -99,7 +100,7 @@ describe("refusals", () => {
     const review = await caseUnderReview(db.pool);
     const refusal = await resolveReviewCase(db.pool, review.caseId, { resolution: "confirm_not_delivered", version: review.version + 5, note: "checked" }, "grace").catch((e: unknown) => e);
     expect(refusal).toBeInstanceOf(ReviewConflictError);
-    expect((refusal as ReviewConflictError).title).toBe("Stale version");
+    expect((refusal as ReviewConflictError).conflict).toBe("stale_version");
     expect(await caseRow(db.pool, review.caseId)).toMatchObject({ status: "open", version: review.version });
     expect(await stepRow(db.pool, review.stepIds.deliver!)).toMatchObject({ state: "indeterminate" });
   });
@@ -108,7 +109,7 @@ describe("refusals", () => {
     const review = await caseUnderReview(db.pool);
     await db.pool.query("UPDATE workflow SET status = 'cancelled' WHERE id = $1", [review.workflowId]);
     const refusal = await resolveReviewCase(db.pool, review.caseId, { resolution: "confirm_not_delivered", version: review.version, note: "checked" }, "grace").catch((e: unknown) => e);
-    expect((refusal as ReviewConflictError).title).toBe("Request ended");
+    expect((refusal as ReviewConflictError).conflict).toBe("request_ended");
   });
 });
 

@@ -15,27 +15,11 @@ import type { Pool, PoolClient } from "pg";
 import type { ResolutionBody, ResolutionResult } from "@/lib/api/contract/support";
 import { appendAudit } from "@/lib/audit/log";
 import { inTransaction, run, type Queryable } from "@/lib/engine/db";
-import { FencelineError, NotFoundError } from "@/lib/engine/errors";
+import { NotFoundError } from "@/lib/engine/errors";
 import { completeSteps } from "@/lib/engine/receipt";
 import type { ReviewStatus } from "@/lib/engine/vocabulary";
+import { ReviewConflictError } from "./errors";
 import * as sql from "./sql";
-
-/** A resolution that cannot apply to the case as it is now; `details` say why, for the person. */
-export class ReviewConflictError extends FencelineError {
-  readonly code = "review_conflict";
-  constructor(
-    readonly title: string,
-    message: string,
-    readonly details: {
-      readonly currentVersion: number;
-      readonly resolution?: string | null;
-      readonly resolvedBy?: string | null;
-      readonly resolvedAt?: string | null;
-    },
-  ) {
-    super(message);
-  }
-}
 
 type ResolvedRow = { id: string; step_id: string; resolution: ResolutionBody["resolution"]; resolved_by: string; resolved_at: Date; version: number };
 
@@ -121,22 +105,22 @@ async function explainRefusal(db: Queryable, caseId: string, body: ResolutionBod
       return resultOf({ id: caseId, step_id: "", resolution: body.resolution, resolved_by: row.resolved_by, resolved_at: row.resolved_at, version: row.version }, true);
     }
     throw new ReviewConflictError(
-      "Already resolved",
+      "already_resolved",
       `this case was already resolved (${row.resolution?.replaceAll("_", " ")}) by ${row.resolved_by} at ${row.resolved_at?.toISOString()}`,
       { currentVersion: row.version, resolution: row.resolution, resolvedBy: row.resolved_by, resolvedAt: row.resolved_at?.toISOString() ?? null },
     );
   }
   if (row.version !== body.version) {
-    throw new ReviewConflictError("Stale version", `this case changed since you loaded it (version ${body.version}, now ${row.version}); reload it`, {
+    throw new ReviewConflictError("stale_version", `this case changed since you loaded it (version ${body.version}, now ${row.version}); reload it`, {
       currentVersion: row.version,
     });
   }
   if (row.step_state !== "indeterminate") {
-    throw new ReviewConflictError("Not awaiting review", `the step is ${row.step_state}, no longer awaiting a decision`, { currentVersion: row.version });
+    throw new ReviewConflictError("not_awaiting_review", `the step is ${row.step_state}, no longer awaiting a decision`, { currentVersion: row.version });
   }
   if (body.resolution === "confirm_not_delivered" && row.workflow_status !== "active") {
     throw new ReviewConflictError(
-      "Request ended",
+      "request_ended",
       `the request is ${row.workflow_status}, so a retry would never run: confirm delivered or abandon instead`,
       { currentVersion: row.version },
     );

@@ -87,7 +87,7 @@ test("resolving: 200 for the first, replay for the same, 409 with who and when f
   const stale = await resolve(caseId, { resolution: "abandon", version, customerReason: "sorry", note: "dup" });
   expect(stale.status).toBe(409);
   expect(stale.headers.get("content-type")).toBe("application/problem+json");
-  expect(await stale.json()).toMatchObject({ title: "Already resolved", resolvedBy: grace.email, resolution: "confirm_delivered" });
+  expect(await stale.json()).toMatchObject({ code: "already-resolved", title: "Already resolved", resolvedBy: grace.email, resolution: "confirm_delivered" });
 
   const invalid = await resolve(cases[2]!.caseId, { resolution: "abandon", version: cases[2]!.version, note: "no reason for the customer" });
   expect(invalid.status).toBe(400);
@@ -118,7 +118,7 @@ test("only support resolves: no session is a 401, an engineer a 403, engineer+su
   const both = await signedIn(db.pool, ["engineer", "support"]);
   const stale = await resolve(caseId, { ...body, version: version + 1 }, both);
   expect(stale.status).toBe(409);
-  expect(await stale.json()).toMatchObject({ title: "Stale version" });
+  expect(await stale.json()).toMatchObject({ type: "urn:fenceline:problem:stale-version", code: "stale-version", title: "Stale version" });
   const accepted = await resolve(caseId, body, both);
   expect(accepted.status).toBe(200);
   expect(await accepted.json()).toMatchObject({ resolvedBy: both.email, replayed: false });

@@ -9,7 +9,7 @@ import { createStepClass } from "@/lib/engine/test-support";
 import { createWorkflows } from "@/lib/engine/workflow";
 import type { ThrowawayCluster } from "./cluster";
 import { DestinationProcess, spawnWorker, stopProcesses, waitUntil, type Spawned, type WorkerOptions } from "./processes";
-import { seededRandom } from "@/lib/adapters/destination/faults";
+import { seededRandom } from "@/lib/demo/destination/faults";
 import { TIMING, type Contract, type FaultKind } from "./types";
 
 export const STEP_CLASS = "scenario";

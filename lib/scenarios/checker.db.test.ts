@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import { createSchema } from "@/lib/adapters/destination/sql";
+import { createSchema } from "@/lib/demo/destination/sql";
 import { dbTest as test } from "@/lib/db/test-database";
 import { createStepClass } from "@/lib/engine/test-support";
 import { createWorkflows } from "@/lib/engine/workflow";

@@ -18,7 +18,7 @@ import { randomInt } from "node:crypto";
 import { deriveSeed, everything, openEnvironment, runCell, runMatrix, type Environment, type Selection } from "./matrix";
 import { cellLine, renderTable, summarize, tableHeader } from "./report";
 import { appliesTo, CONTRACTS, FAULTS, isContract, isFault, recoveryBoundMs, type CellResult, type Contract, type FaultKind } from "./types";
-import { seededRandom } from "@/lib/adapters/destination/faults";
+import { seededRandom } from "@/lib/demo/destination/faults";
 
 type Options = { json: boolean; selection: Selection; seed: number; soakMs: number | null; parallel: number };
 

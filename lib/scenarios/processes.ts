@@ -1,13 +1,13 @@
 /**
  * The real processes a cell runs: worker processes (`lib/cli/worker.ts`) and the synthetic
- * destination service (`lib/adapters/destination/main.ts`). Both are spawned with `node` directly
+ * destination service (`lib/demo/destination/main.ts`). Both are spawned with `node` directly
  * (never through npm), so signals reach the process itself and LD_PRELOAD (libfaketime) applies to
  * that one process only. Their output is kept in memory for the cell's log.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import type { FaultSettings } from "@/lib/adapters/destination/faults";
-import type { DestinationAudit } from "@/lib/adapters/destination/service";
+import type { FaultSettings } from "@/lib/demo/destination/faults";
+import type { DestinationAudit } from "@/lib/demo/destination/service";
 import { spawnNodeProcess, type Spawned } from "@/lib/worker/test-process";
 import { TIMING } from "./types";
 
@@ -104,7 +104,7 @@ export class DestinationProcess {
   ) {}
 
   static async start(databaseUrl: string): Promise<DestinationProcess> {
-    const spawned = spawnNodeProcess("destination", "lib/adapters/destination/main.ts", {
+    const spawned = spawnNodeProcess("destination", "lib/demo/destination/main.ts", {
       DESTINATION_DATABASE_URL: databaseUrl,
       DESTINATION_PORT: "0",
       FENCELINE_PROCESS: "scenario-destination",

@@ -4,7 +4,7 @@
  * hazard is real — and refused with one.
  */
 import { expect } from "vitest";
-import { startDestinationService } from "@/lib/adapters/destination/service";
+import { startDestinationService } from "@/lib/demo/destination/service";
 import { dbTest } from "@/lib/db/test-database";
 import { truncateEngineTables } from "@/lib/engine/test-support";
 import { runRestoreDrill } from "./restore";

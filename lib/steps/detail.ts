@@ -5,17 +5,7 @@
  * from another (an expiry is not a stopped worker, a revoke is not a cancellation).
  */
 import type { Pool } from "pg";
-import type {
-  AttemptView,
-  FencingRejectionView,
-  LateObservationView,
-  LeaseTermView,
-  PermitView,
-  ReceiptView,
-  RecoveryDecisionView,
-  ReviewCaseView,
-  StepDetail,
-} from "@/lib/api/contract/engineer";
+import type { AttemptView, FencingRejectionView, LateObservationView, LeaseTermView, PermitView, ReceiptView, RecoveryDecisionView, ReviewCaseView, StepDetail } from "@/lib/api/contract/engineer/steps";
 import { run } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
 import * as sql from "./sql";

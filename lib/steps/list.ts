@@ -1,6 +1,6 @@
 /** The engineer's list of steps, most recently changed first, keyset-paginated on (updated_at, id). */
 import type { Pool } from "pg";
-import type { ListStepsQuery, StepSummary, StepPage } from "@/lib/api/contract/engineer";
+import type { ListStepsQuery, StepSummary, StepPage } from "@/lib/api/contract/engineer/steps";
 import { encodeCursor } from "@/lib/api/cursor";
 import { run } from "@/lib/engine/db";
 import * as sql from "./sql";

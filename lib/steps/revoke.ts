@@ -4,10 +4,9 @@
  * A revoke cancels nothing at the destination.
  */
 import type { Pool } from "pg";
-import type { RevokeResult } from "@/lib/api/contract/engineer";
-import { HttpProblem } from "@/lib/api/http";
+import type { RevokeResult } from "@/lib/api/contract/engineer/steps";
 import { run } from "@/lib/engine/db";
-import { NotFoundError } from "@/lib/engine/errors";
+import { NoOpenLeaseError, NotFoundError } from "@/lib/engine/errors";
 import { revokeLease } from "@/lib/engine/recovery";
 // Registers the destination contracts, so recovery reads the real capabilities of each adapter
 // rather than the conservative unknown contract.
@@ -19,7 +18,7 @@ export async function revokeStepLease(pool: Pool, stepId: string, reason: string
   if (!applied) {
     const [step] = await run(pool, sql.readStep, [stepId]);
     if (!step) throw new NotFoundError("step", stepId);
-    throw new HttpProblem(409, "No open lease", `step ${stepId} holds no open lease: nothing to revoke`);
+    throw new NoOpenLeaseError(stepId);
   }
   const { decision } = applied;
   const detail =

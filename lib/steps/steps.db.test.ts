@@ -4,7 +4,7 @@
  * attempts kept apart, and a revoke that is recorded and then decided by recovery from evidence.
  */
 import { describe, expect } from "vitest";
-import { listStepsQuery } from "@/lib/api/contract/engineer";
+import { listStepsQuery } from "@/lib/api/contract/engineer/steps";
 import { signedIn } from "@/lib/auth/test-support";
 import { dbTest as test } from "@/lib/db/test-database";
 import { beginInvocation, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
@@ -132,14 +132,14 @@ describe("revoke", () => {
     expect((await call({ reason: "stuck" }, { ...engineer.headers, "sec-fetch-site": "cross-site" })).status).toBe(403);
     const refused = await call({ reason: "stuck" });
     expect(refused.status).toBe(409);
-    expect(await refused.json()).toMatchObject({ title: "No open lease" });
+    expect(await refused.json()).toMatchObject({ type: "urn:fenceline:problem:no-open-lease", code: "no-open-lease", title: "No open lease" });
     await (await import("@/lib/db/pool")).pool().end();
   });
 
   test("a step without an open lease is a 409, an unknown step a 404", async ({ db }) => {
     await truncateEngineTables(db.pool);
     const [stepId] = await createSingleStepWorkflows(db.pool, 1, pure);
-    await expect(revokeStepLease(db.pool, stepId!, "nothing held", "engineer (test)")).rejects.toMatchObject({ status: 409 });
+    await expect(revokeStepLease(db.pool, stepId!, "nothing held", "engineer (test)")).rejects.toMatchObject({ code: "no_open_lease", stepId });
     await expect(revokeStepLease(db.pool, "00000000-0000-4000-8000-000000000000", "nothing", "engineer (test)")).rejects.toBeInstanceOf(NotFoundError);
   });
 });

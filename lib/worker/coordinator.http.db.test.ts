@@ -65,7 +65,7 @@ describe("the HTTP worker protocol", () => {
       expect(response.status).toBe(401);
       expect(response.headers.get("content-type")).toBe("application/problem+json");
       expect(response.headers.get("www-authenticate")).toMatch(/^Bearer/);
-      expect(await response.json()).toMatchObject({ status: 401, title: "Unauthorized" });
+      expect(await response.json()).toMatchObject({ status: 401, code: "unauthorized" });
     }
     const wrong = httpCoordinator({ baseUrl, token: "wrong-token" });
     const refused = await wrong.registerSession().catch((error: unknown) => error);
@@ -87,7 +87,7 @@ describe("the HTTP worker protocol", () => {
       fetch(`${baseUrl}/api/worker/${operation}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body });
     const invalid = await post("claim", JSON.stringify({ sessionId: "not-a-uuid", adapters: [], limit: -1 }));
     expect(invalid.status).toBe(400);
-    expect(await invalid.json()).toMatchObject({ title: "Invalid request", issues: expect.any(Array) });
+    expect(await invalid.json()).toMatchObject({ code: "invalid-request", issues: expect.any(Array) });
     expect((await post("no-such-operation", "{}")).status).toBe(404);
     const term = await post("begin-invocation", JSON.stringify({ lease: { stepId: directSession, fencingTerm: "1.5", sessionId: directSession } }));
     expect(term.status).toBe(400);

@@ -5,8 +5,8 @@
  */
 import type { Pool } from "pg";
 import { afterEach, describe, expect, vi } from "vitest";
-import { readAudit, startDestinationService, type DestinationService } from "@/lib/adapters/destination/service";
-import type { FaultSettings } from "@/lib/adapters/destination/faults";
+import { readAudit, startDestinationService, type DestinationService } from "@/lib/demo/destination/service";
+import type { FaultSettings } from "@/lib/demo/destination/faults";
 import { dbTest } from "@/lib/db/test-database";
 import { createStepClass, truncateEngineTables } from "@/lib/engine/test-support";
 import { createWorkflow } from "@/lib/engine/workflow";

@@ -4,7 +4,7 @@
  * worker's refused writes and a review case; then no evidence table holds either string.
  */
 import { afterEach, expect, vi } from "vitest";
-import { startDestinationService } from "@/lib/adapters/destination/service";
+import { startDestinationService } from "@/lib/demo/destination/service";
 import { dbTest } from "@/lib/db/test-database";
 import { claimSteps } from "@/lib/engine/lease";
 import { commitReceipts } from "@/lib/engine/receipt";

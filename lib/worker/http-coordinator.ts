@@ -231,13 +231,13 @@ function refusal(operation: string, status: number, text: string): Error {
     if (fields.success) {
       const f = fields.data;
       switch (f.code) {
-        case "authority_lost":
+        case "authority-lost":
           return authorityLost(f);
-        case "checkpoint_order":
+        case "checkpoint-out-of-order":
           return new CheckpointOrderError(f.operation, f.stepId);
-        case "release_refused":
+        case "release-refused":
           return new ReleaseRefusedError(f.stepId, f.checkpoint);
-        case "not_found":
+        case "not-found":
           return new NotFoundError(f.what, f.id);
       }
     }

@@ -1,7 +1,7 @@
 /** Worker sessions for engineers: liveness (heartbeats) and the leases held now. Never evidence of an outcome. */
 import { hostname } from "node:os";
 import type { Pool } from "pg";
-import type { Workers, WorkerSessionView } from "@/lib/api/contract/engineer";
+import type { Workers, WorkerSessionView } from "@/lib/api/contract/engineer/workers";
 import { run } from "@/lib/engine/db";
 import * as sql from "./sql";
 

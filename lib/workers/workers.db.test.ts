@@ -37,9 +37,9 @@ describe("workers", () => {
     const elsewhere = await registerSession(db.pool, "http", 5353);
     await db.pool.query("UPDATE worker_session SET host = 'some-other-host' WHERE id = $1", [elsewhere]);
 
-    await expect(signalWorker(db.pool, stopped, "kill", { send, isWorker: async () => true })).rejects.toMatchObject({ status: 409, title: "Session stopped" });
-    await expect(signalWorker(db.pool, elsewhere, "pause", { send, isWorker: async () => true })).rejects.toMatchObject({ status: 409, title: "Other host" });
-    await expect(signalWorker(db.pool, live, "pause", { send, isWorker: async () => false })).rejects.toMatchObject({ status: 409, title: "Not a worker" });
+    await expect(signalWorker(db.pool, stopped, "kill", { send, isWorker: async () => true })).rejects.toMatchObject({ code: "signal_refused", refusal: "session_stopped" });
+    await expect(signalWorker(db.pool, elsewhere, "pause", { send, isWorker: async () => true })).rejects.toMatchObject({ code: "signal_refused", refusal: "other_host" });
+    await expect(signalWorker(db.pool, live, "pause", { send, isWorker: async () => false })).rejects.toMatchObject({ code: "signal_refused", refusal: "not_a_worker" });
     await expect(signalWorker(db.pool, "00000000-0000-4000-8000-000000000000", "pause", { send })).rejects.toMatchObject({ code: "not_found" });
     expect(sent).toEqual([]);
 

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
-import { metricsQuery } from "@/lib/api/contract/engineer";
+import { metricsQuery } from "@/lib/api/contract/engineer/metrics";
 import { pool } from "@/lib/db/pool";
+import { InvalidMetricsRangeError } from "@/lib/metrics/errors";
 import { readMetrics, resolveRange } from "@/lib/metrics/series";
 import { flatParams, type SearchParams } from "@/components/engineer/search-params";
 import { MetricsView } from "@/components/metrics/metrics-view";
@@ -21,7 +22,7 @@ export default async function MetricsPage({ searchParams }: { searchParams: Prom
     try {
       initial = await readMetrics(pool(), resolveRange(parsed.data));
     } catch (error) {
-      if (error instanceof Error && "status" in error && (error as { status: number }).status === 400) initialError = error.message;
+      if (error instanceof InvalidMetricsRangeError) initialError = error.message;
       else throw error;
     }
   }

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { listRequestsQuery } from "@/lib/api/contract/engineer";
+import { listRequestsQuery } from "@/lib/api/contract/engineer/requests";
 import { pool } from "@/lib/db/pool";
 import { listRequests } from "@/lib/requests/list";
 import { RequestsView } from "@/components/engineer/requests-view";

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { listStepsQuery } from "@/lib/api/contract/engineer";
+import { listStepsQuery } from "@/lib/api/contract/engineer/steps";
 import { pool } from "@/lib/db/pool";
 import { listSteps } from "@/lib/steps/list";
 import { StepsView } from "@/components/engineer/steps-view";

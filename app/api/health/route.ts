@@ -1,3 +1,4 @@
+import { problem } from "@/lib/api/problems";
 import { pool } from "@/lib/db/pool";
 
 // Answers per request: a cached health check would report a database that is gone.
@@ -9,9 +10,6 @@ export async function GET(): Promise<Response> {
     return Response.json({ status: "ok", database: "up" });
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
-    return Response.json(
-      { type: "about:blank", title: "Database unavailable", status: 503, detail },
-      { status: 503, headers: { "content-type": "application/problem+json" } },
-    );
+    return problem("database-unavailable", detail);
   }
 }

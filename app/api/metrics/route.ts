@@ -1,5 +1,5 @@
 /** GET /api/metrics?from&to&bucket — lease churn and outcome uncertainty as time series. */
-import { metricsQuery, metricsSchema } from "@/lib/api/contract/engineer";
+import { metricsQuery, metricsSchema } from "@/lib/api/contract/engineer/metrics";
 import { handle, json, readQuery } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
 import { pool } from "@/lib/db/pool";

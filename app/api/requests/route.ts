@@ -3,7 +3,7 @@
  * GET  /api/requests — list requests, filtered, with keyset pagination (engineers).
  */
 import { createdRequestSchema, createRequestBody, idempotencyKeyHeader } from "@/lib/api/contract/public";
-import { listRequestsQuery, requestPageSchema } from "@/lib/api/contract/engineer";
+import { listRequestsQuery, requestPageSchema } from "@/lib/api/contract/engineer/requests";
 import { handle, json, readJson, readQuery } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
 import { clientKey } from "@/lib/auth/rate-limit";

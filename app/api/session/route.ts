@@ -1,6 +1,7 @@
 /** /api/session — sign in (POST), who am I (GET), sign out (DELETE). */
 import { signInBody, staffSchema } from "@/lib/api/contract/staff";
-import { handle, HttpProblem, json, readJson } from "@/lib/api/http";
+import { handle, json, readJson } from "@/lib/api/http";
+import { HttpProblem } from "@/lib/api/problems";
 import { signIn, signOut } from "@/lib/auth/session";
 import { staffFromHeaders } from "@/lib/auth/staff";
 import { pool } from "@/lib/db/pool";
@@ -19,7 +20,7 @@ export const POST = handle(async (request) => {
 
 export const GET = handle(async (request) => {
   const staff = await staffFromHeaders(pool(), request.headers);
-  if (!staff) throw new HttpProblem(401, "Unauthorized", "not signed in");
+  if (!staff) throw new HttpProblem("unauthorized", "not signed in");
   return json(staffSchema, staff);
 });
 

@@ -1,5 +1,5 @@
 /** GET /api/steps — steps, most recently changed first, filtered, keyset-paginated (engineers). */
-import { listStepsQuery, stepPageSchema } from "@/lib/api/contract/engineer";
+import { listStepsQuery, stepPageSchema } from "@/lib/api/contract/engineer/steps";
 import { handle, json, readQuery } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
 import { pool } from "@/lib/db/pool";

@@ -1,5 +1,5 @@
 /** GET /api/workers — worker sessions, heartbeats and the leases they hold now. */
-import { workersSchema } from "@/lib/api/contract/engineer";
+import { workersSchema } from "@/lib/api/contract/engineer/workers";
 import { handle, json } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
 import { pool } from "@/lib/db/pool";

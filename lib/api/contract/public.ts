@@ -8,7 +8,7 @@ import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { deliveryRequestSchema } from "@/lib/demo/workflow";
 import { WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
 import type { TrackingView } from "@/lib/projection/types";
-import { HttpProblem } from "../http";
+import { HttpProblem } from "../problems";
 import { problemResponse } from "./common";
 
 const timestamp = z.iso.datetime({ offset: true });
@@ -28,7 +28,7 @@ const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,200}$/;
 export function idempotencyKeyHeader(value: string | null): string | null {
   if (value === null) return null;
   if (!IDEMPOTENCY_KEY_PATTERN.test(value)) {
-    throw new HttpProblem(400, "Invalid request", `header Idempotency-Key: must be 1–${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters`, {
+    throw new HttpProblem("invalid-request", `header Idempotency-Key: must be 1–${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters`, {
       issues: [{ path: "headers.idempotency-key", message: `must be 1–${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters` }],
     });
   }
@@ -84,7 +84,7 @@ void _sameShape;
 export const trackParams = z.object({ token: z.string().meta({ description: "The tracking token" }) });
 
 /** The one not-found answer for tracking: the same for a malformed, unknown or foreign token. */
-export const trackingNotFound = () => new HttpProblem(404, "Not found", "no request is tracked at this address");
+export const trackingNotFound = () => new HttpProblem("not-found", "no request is tracked at this address");
 
 export const publicPaths: ZodOpenApiPathsObject = {
   "/api/requests": {

@@ -4,11 +4,12 @@
  * by the server (lib/api/worker-protocol.ts) and the client (lib/worker/http-coordinator.ts).
  *
  * On the wire, fencing terms and epochs are decimal strings (they are bigints) and times are
- * ISO 8601 strings. A refused fenced write is a 409 problem with `code: "authority_lost"` and
+ * ISO 8601 strings. A refused fenced write is a 409 problem with `code: "authority-lost"` and
  * the refusal's fields; the client re-raises it as the engine's own AuthorityLostError.
  */
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { z } from "zod";
+import type { AuthorityLostError } from "@/lib/engine/errors";
 import { ATTEMPT_MODES, REJECTION_REASONS, RENEWAL_REFUSAL_REASONS, type VerificationMethod } from "@/lib/engine/vocabulary";
 import { problemResponse } from "./common";
 
@@ -144,7 +145,7 @@ const rejectionReason = z.enum(REJECTION_REASONS);
 /** An AuthorityLostError's fields, as carried by a problem and by a refused receipt. */
 export const wireAuthorityLost = z
   .object({
-    code: z.literal("authority_lost"),
+    code: z.literal("authority-lost"),
     operation: z.string(),
     stepId: id,
     presentedTerm: wireTerm,
@@ -152,6 +153,17 @@ export const wireAuthorityLost = z
     currentTerm: wireTerm.nullable(),
   })
   .meta({ id: "AuthorityLost" });
+
+export function authorityLostFields(error: AuthorityLostError): z.input<typeof wireAuthorityLost> {
+  return {
+    code: "authority-lost",
+    operation: error.operation,
+    stepId: error.stepId,
+    presentedTerm: error.presentedTerm.toString(),
+    reason: error.reason,
+    currentTerm: error.currentTerm === null ? null : error.currentTerm.toString(),
+  };
+}
 export const commitReceiptsResponse = z.object({
   results: z.array(
     z.union([
@@ -172,12 +184,12 @@ export const waitForWorkResponse = z.object({ woken: z.boolean() });
 
 // Plain unions above: zod-openapi 5.4 fails on discriminated unions in this zod version.
 
-/** Engine refusals carried in a problem body beside type/title/status/detail. */
+/** Engine refusals: a problem's code and the error's fields beside type/title/status/detail (lib/api/http.ts, toProblem). */
 export const workerProblemFields = z.discriminatedUnion("code", [
   wireAuthorityLost,
-  z.object({ code: z.literal("checkpoint_order"), operation: z.string(), stepId: z.string() }),
-  z.object({ code: z.literal("release_refused"), stepId: z.string(), checkpoint: z.string() }),
-  z.object({ code: z.literal("not_found"), what: z.string(), id: z.string() }),
+  z.object({ code: z.literal("checkpoint-out-of-order"), operation: z.string(), stepId: z.string() }),
+  z.object({ code: z.literal("release-refused"), stepId: z.string(), checkpoint: z.string() }),
+  z.object({ code: z.literal("not-found"), what: z.string(), id: z.string() }),
 ]);
 
 // ---- the operations -------------------------------------------------------------------------
@@ -230,8 +242,8 @@ export const workerPaths: ZodOpenApiPathsObject = Object.fromEntries(
           "400": problemResponse("The body does not match the schema"),
           "401": problemResponse("Missing or wrong worker token"),
           "403": problemResponse("The session is not a live session registered through this protocol"),
-          "404": problemResponse("Not found (code not_found)"),
-          "409": problemResponse("Refused by the engine: code authority_lost (with operation, stepId, presentedTerm, reason, currentTerm), checkpoint_order or release_refused"),
+          "404": problemResponse("Not found (code not-found)"),
+          "409": problemResponse("Refused by the engine: code authority-lost (with operation, stepId, presentedTerm, reason, currentTerm), checkpoint-out-of-order or release-refused"),
         },
       },
     },

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { stepIdParams } from "@/lib/api/contract/engineer";
+import { stepIdParams } from "@/lib/api/contract/engineer/steps";
 import { pool } from "@/lib/db/pool";
 import { NotFoundError } from "@/lib/engine/errors";
 import { readStepDetail } from "@/lib/steps/detail";

@@ -1,11 +1,12 @@
 /** GET/POST /api/admin/epoch-transitions — the epoch in force, and moving to a new one (admins). */
 import { fencedEpochAdmin } from "@/lib/adapters/destinations";
 import { epochStatusSchema, startTransitionBody, transitionResultSchema } from "@/lib/api/contract/staff";
-import { handle, HttpProblem, json, readJson } from "@/lib/api/http";
+import { handle, json, readJson } from "@/lib/api/http";
+import { auditEpochTransition } from "@/lib/audit/log";
 import { authorize } from "@/lib/auth/authorize";
 import { actorName } from "@/lib/auth/staff";
 import { pool } from "@/lib/db/pool";
-import { epochStatus, runEpochTransition, TransitionInProgressError } from "@/lib/engine/epoch";
+import { epochStatus, runEpochTransition } from "@/lib/engine/epoch";
 
 export const dynamic = "force-dynamic";
 
@@ -20,20 +21,16 @@ export const POST = handle(async (request) => {
   const { reason } = await readJson(request, startTransitionBody);
   // The fenced destinations this deployment knows: under npm start, the synthetic one.
   const destinationUrl = process.env.FENCELINE_DESTINATION_URL;
-  try {
-    const result = await runEpochTransition(pool(), {
-      reason,
-      requestedBy: actorName(admin),
-      destinations: destinationUrl ? [fencedEpochAdmin(destinationUrl)] : [],
-    });
-    return json(transitionResultSchema, {
-      ...result,
-      fromEpoch: result.fromEpoch.toString(),
-      toEpoch: result.toEpoch.toString(),
-      destinations: { ...result.destinations },
-    });
-  } catch (error) {
-    if (error instanceof TransitionInProgressError) throw new HttpProblem(409, "Transition in progress", error.message);
-    throw error;
-  }
+  const result = await runEpochTransition(pool(), {
+    reason,
+    requestedBy: actorName(admin),
+    destinations: destinationUrl ? [fencedEpochAdmin(destinationUrl)] : [],
+    recordOutcome: auditEpochTransition,
+  });
+  return json(transitionResultSchema, {
+    ...result,
+    fromEpoch: result.fromEpoch.toString(),
+    toEpoch: result.toEpoch.toString(),
+    destinations: { ...result.destinations },
+  });
 });

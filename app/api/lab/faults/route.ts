@@ -1,6 +1,6 @@
 /** GET/PUT /api/lab/faults — the synthetic destination's faults (demo mode only). */
-import { faultSettingsSchema } from "@/lib/adapters/destination/faults";
-import { labFaultsSchema } from "@/lib/api/contract/engineer";
+import { faultSettingsSchema } from "@/lib/demo/destination/faults";
+import { labFaultsSchema } from "@/lib/api/contract/engineer/lab";
 import { handle, json, readJson } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
 import { requireDemo } from "@/lib/lab/demo";

@@ -1,5 +1,5 @@
 /** GET /api/steps/{id} — a step's technical record: lease terms and events, attempts, receipts, evidence. */
-import { stepDetailSchema, stepIdParams } from "@/lib/api/contract/engineer";
+import { stepDetailSchema, stepIdParams } from "@/lib/api/contract/engineer/steps";
 import { handle, json, readParams } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
 import { pool } from "@/lib/db/pool";

@@ -1,10 +1,10 @@
 /** POST /api/review/{caseId}/resolution — confirm delivered, confirm not delivered, or abandon, as the signed-in support person. */
 import { resolutionBody, resolutionResultSchema, reviewCaseParams } from "@/lib/api/contract/support";
-import { handle, HttpProblem, json, readJson, readParams } from "@/lib/api/http";
+import { handle, json, readJson, readParams } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
 import { actorName } from "@/lib/auth/staff";
 import { pool } from "@/lib/db/pool";
-import { resolveReviewCase, ReviewConflictError } from "@/lib/review/resolve";
+import { resolveReviewCase } from "@/lib/review/resolve";
 
 export const dynamic = "force-dynamic";
 
@@ -12,11 +12,5 @@ export const POST = handle<{ caseId: string }>(async (request, { params }) => {
   const staff = await authorize(request, "review:resolve");
   const { caseId } = await readParams(params, reviewCaseParams);
   const body = await readJson(request, resolutionBody);
-  try {
-    return json(resolutionResultSchema, await resolveReviewCase(pool(), caseId, body, actorName(staff)));
-  } catch (error) {
-    // The conflict's details (who resolved it, when) go into the problem so the page can say so inline.
-    if (error instanceof ReviewConflictError) throw new HttpProblem(409, error.title, error.message, { code: error.code, ...error.details });
-    throw error;
-  }
+  return json(resolutionResultSchema, await resolveReviewCase(pool(), caseId, body, actorName(staff)));
 });

@@ -1,5 +1,5 @@
 /** POST /api/steps/{id}/revoke — an engineer revokes the current lease; recovery decides from evidence. */
-import { revokeBody, revokeResultSchema, stepIdParams } from "@/lib/api/contract/engineer";
+import { revokeBody, revokeResultSchema, stepIdParams } from "@/lib/api/contract/engineer/steps";
 import { handle, json, readJson, readParams } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
 import { actorName } from "@/lib/auth/staff";

@@ -1,5 +1,5 @@
 /** POST /api/lab/workers/{sessionId}/{pause|resume|kill} — signal a worker process on this machine (demo mode only). */
-import { labSignalResultSchema, labWorkerParams } from "@/lib/api/contract/engineer";
+import { labSignalResultSchema, labWorkerParams } from "@/lib/api/contract/engineer/lab";
 import { handle, json, readParams } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
 import { pool } from "@/lib/db/pool";

@@ -16,14 +16,12 @@
  * `{ externalReference, destination, ... }`; a replay carries `Fenceline-Replayed: true`.
  * Refusals are application/problem+json.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
-import { run } from "@/lib/engine/db";
-import { digestOf } from "@/lib/engine/digest";
-import { createPool } from "@/lib/db/pool";
+import { openPool, query } from "./db";
 import { FaultInjector, faultSettingsSchema, noFaults, type FaultSettings } from "./faults";
 import {
   bindingFor,
@@ -71,39 +69,43 @@ type Reply = {
   headers?: Record<string, string>;
 };
 
-/** A refusal decided before any effect, answered as application/problem+json. */
-class Problem extends Error {
-  constructor(
-    readonly status: number,
-    readonly title: string,
-    readonly detail: string,
-    readonly extra: Record<string, unknown> = {},
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(detail);
+/** A refusal decided before any effect, thrown where it is found; `reply` is its problem+json answer. */
+class Refused extends Error {
+  constructor(readonly reply: Reply, message: string) {
+    super(message);
   }
+}
 
-  reply(): Reply {
-    return {
-      status: this.status,
-      body: { type: `urn:fenceline:destination:${this.title.replaceAll(" ", "-")}`, title: this.title, status: this.status, detail: this.detail, ...this.extra },
-      headers: { "content-type": "application/problem+json", ...this.headers },
-    };
-  }
+function refused(status: number, title: string, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Refused {
+  return new Refused({
+    status,
+    body: { type: `urn:fenceline:destination:${title.replaceAll(" ", "-")}`, title, status, detail, ...extra },
+    headers: { "content-type": "application/problem+json", ...headers },
+  }, `${status} ${title}: ${detail}`);
+}
+
+/** sha256 of the payload as JSON with sorted keys, so equal payloads have equal digests whatever their key order. */
+function digestOf(payload: unknown): string {
+  const canonical = JSON.stringify(payload ?? null, (_key, value: unknown) =>
+    value !== null && typeof value === "object" && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : value,
+  );
+  return "sha256:" + createHash("sha256").update(canonical).digest("hex");
 }
 
 /** What an effect route did: applied now, or replayed an earlier result. */
 type Effect = { result: unknown; replayed: boolean };
 
 export async function startDestinationService({ databaseUrl, port }: DestinationServiceOptions): Promise<DestinationService> {
-  const pool = createPool(databaseUrl, { applicationName: "fenceline-destination" });
+  const pool = openPool(databaseUrl);
   try {
     await pool.query(createSchema);
   } catch (error) {
     await pool.end();
     throw error;
   }
-  const [stored] = await run<{ settings: unknown }>(pool, readFaultSettings, []);
+  const [stored] = await query<{ settings: unknown }>(pool, readFaultSettings, []);
   const faults = new FaultInjector(stored ? faultSettingsSchema.parse(stored.settings) : noFaults);
   const stopping = new AbortController();
   const inFlight = new Set<Promise<void>>();
@@ -122,7 +124,7 @@ export async function startDestinationService({ databaseUrl, port }: Destination
         response.destroy();
         return;
       }
-      send(response, error instanceof Problem ? error.reply() : new Problem(500, "internal error", String(error)).reply());
+      send(response, error instanceof Refused ? error.reply : refused(500, "internal error", String(error)).reply);
     }
   }
 
@@ -153,7 +155,7 @@ export async function startDestinationService({ databaseUrl, port }: Destination
 
     const kind = DESTINATION_KINDS.find((candidate) => candidate === segments[0]);
     const resource = segments[1];
-    if (!kind || segments.length !== (kind === "fenced" ? 2 : 1)) throw new Problem(404, "not found", `no route ${path}`);
+    if (!kind || segments.length !== (kind === "fenced" ? 2 : 1)) throw refused(404, "not found", `no route ${path}`);
     if (method !== "POST") throw notAllowed(method, path);
 
     const payload = await readJson(request);
@@ -162,15 +164,15 @@ export async function startDestinationService({ databaseUrl, port }: Destination
     if (plan.delayMs > 0) await sleep(plan.delayMs, undefined, { signal: stopping.signal });
     if (plan.refuse?.status === 429) {
       const seconds = Math.ceil(plan.refuse.retryAfterMs / 1000);
-      throw new Problem(429, "rate limited", `retry after ${plan.refuse.retryAfterMs} ms`, { retryAfterMs: plan.refuse.retryAfterMs }, { "retry-after": String(seconds) });
+      throw refused(429, "rate limited", `retry after ${plan.refuse.retryAfterMs} ms`, { retryAfterMs: plan.refuse.retryAfterMs }, { "retry-after": String(seconds) });
     }
-    if (plan.refuse?.status === 500) throw new Problem(500, "injected error", "fault injection: failed before any effect");
+    if (plan.refuse?.status === 500) throw refused(500, "injected error", "fault injection: failed before any effect");
 
     const effect = await apply();
     if (plan.after && "drop" in plan.after) {
       // The effect is committed; the caller never learns it.
       const identity = optionalHeader(request, kind === "idempotent" ? "idempotency-key" : kind === "queryable" ? "fenceline-client-reference" : "fenceline-request-identity");
-      await run(pool, recordIncident, [kind, "dropped_response", resource ?? null, identity, null, null]).catch(() => undefined);
+      await query(pool, recordIncident, [kind, "dropped_response", resource ?? null, identity, null, null]).catch(() => undefined);
       response.socket?.destroy();
       return null;
     }
@@ -218,10 +220,10 @@ export async function startDestinationService({ databaseUrl, port }: Destination
     result: unknown,
   ): Promise<Effect> {
     const values = [resource, String(epoch), String(term), identity, payloadDigest, externalReference, result];
-    const [written] = await run<{ advanced: boolean; applied: string | null }>(pool, fencedWrite, values);
+    const [written] = await query<{ advanced: boolean; applied: string | null }>(pool, fencedWrite, values);
     if (written?.applied) return { result, replayed: false };
     // Read after the write: the fence row and binding it waited on have committed by now.
-    const [state] = await run<{
+    const [state] = await query<{
       epoch: string | null;
       term: string | null;
       external_reference: string | null;
@@ -231,38 +233,38 @@ export async function startDestinationService({ databaseUrl, port }: Destination
     }>(pool, fencedState, [resource, identity]);
     if (!written?.advanced) {
       // For the audit only: a failure to record it must not change the answer.
-      await run(pool, recordIncident, ["fenced", "stale_term", resource, identity, String(epoch), String(term)]).catch(() => undefined);
+      await query(pool, recordIncident, ["fenced", "stale_term", resource, identity, String(epoch), String(term)]).catch(() => undefined);
       const detail =
         state && epoch < BigInt(state.installed_epoch)
           ? `epoch ${epoch} is older than the installed epoch ${state.installed_epoch}`
           : `term (${epoch}, ${term}) is not newer than the accepted (${state?.epoch}, ${state?.term}) for ${resource}`;
-      throw new Problem(409, "stale term", detail, {
+      throw refused(409, "stale term", detail, {
         resource,
         currentEpoch: state?.epoch ?? null,
         currentTerm: state?.term ?? null,
       });
     }
-    if (!state?.external_reference) throw new Problem(500, "internal error", `request ${identity} yielded to a binding that is gone`);
+    if (!state?.external_reference) throw refused(500, "internal error", `request ${identity} yielded to a binding that is gone`);
     if (state.payload_digest !== payloadDigest) throw payloadMismatch("request identity", identity);
     return { result: state.result, replayed: true };
   }
 
   async function writeIdempotent(key: string, payloadDigest: string, externalReference: string, result: unknown): Promise<Effect> {
-    const [written] = await run<{ applied: string | null }>(pool, idempotentWrite, [key, payloadDigest, externalReference, result]);
+    const [written] = await query<{ applied: string | null }>(pool, idempotentWrite, [key, payloadDigest, externalReference, result]);
     if (written?.applied) return { result, replayed: false };
-    const [bound] = await run<{ result: unknown; payload_digest: string }>(pool, bindingFor, ["idempotent", "", key]);
-    if (!bound) throw new Problem(500, "internal error", `idempotency key ${key} yielded to a binding that is gone`);
+    const [bound] = await query<{ result: unknown; payload_digest: string }>(pool, bindingFor, ["idempotent", "", key]);
+    if (!bound) throw refused(500, "internal error", `idempotency key ${key} yielded to a binding that is gone`);
     if (bound.payload_digest !== payloadDigest) throw payloadMismatch("idempotency key", key);
     return { result: bound.result, replayed: true };
   }
 
   async function writePlain(kind: DestinationKind, identity: string | null, payloadDigest: string, externalReference: string, result: unknown): Promise<Effect> {
-    await run(pool, plainWrite, [kind, identity, payloadDigest, externalReference, result]);
+    await query(pool, plainWrite, [kind, identity, payloadDigest, externalReference, result]);
     return { result, replayed: false };
   }
 
   async function statusOf(reference: string): Promise<unknown> {
-    const rows = await run<{ external_reference: string; applied_at: Date }>(pool, queryableStatus, [reference]);
+    const rows = await query<{ external_reference: string; applied_at: Date }>(pool, queryableStatus, [reference]);
     const [first] = rows;
     if (!first) return { status: "not_found", clientReference: reference };
     // A repeated create applied twice: the first effect answers, the count shows the duplicates.
@@ -270,7 +272,7 @@ export async function startDestinationService({ databaseUrl, port }: Destination
   }
 
   async function readEpoch(): Promise<{ installed: string; highestSeen: string }> {
-    const [row] = await run<{ installed: string; highest_seen: string }>(pool, epochState, []);
+    const [row] = await query<{ installed: string; highest_seen: string }>(pool, epochState, []);
     return { installed: row!.installed, highestSeen: row!.highest_seen };
   }
 
@@ -278,20 +280,20 @@ export async function startDestinationService({ databaseUrl, port }: Destination
   async function putEpoch(body: unknown): Promise<{ installed: string; highestSeen: string }> {
     const epoch = (body as { epoch?: unknown } | null)?.epoch;
     if (typeof epoch !== "string" || !/^[1-9]\d{0,18}$/.test(epoch) || BigInt(epoch) > MAX_BIGINT) {
-      throw new Problem(400, "invalid epoch", "body must be { \"epoch\": \"<positive 64-bit integer as a string>\" }");
+      throw refused(400, "invalid epoch", "body must be { \"epoch\": \"<positive 64-bit integer as a string>\" }");
     }
-    await run(pool, installEpoch, [epoch]);
+    await query(pool, installEpoch, [epoch]);
     return readEpoch();
   }
 
   async function putFaults(body: unknown): Promise<FaultSettings> {
     const parsed = faultSettingsSchema.safeParse(body);
     if (!parsed.success) {
-      throw new Problem(400, "invalid fault settings", "the fault settings do not match the schema", {
+      throw refused(400, "invalid fault settings", "the fault settings do not match the schema", {
         issues: parsed.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })),
       });
     }
-    await run(pool, writeFaultSettings, [parsed.data]);
+    await query(pool, writeFaultSettings, [parsed.data]);
     faults.replace(parsed.data);
     return parsed.data;
   }
@@ -335,10 +337,10 @@ export type DestinationAudit = {
 /** The effect audit, for a checker in the same process (GET /admin/audit serves the same). */
 export async function readAudit(pool: pg.Pool): Promise<DestinationAudit> {
   const [counts, duplicates, regressions, incidents] = await Promise.all([
-    run<{ kind: DestinationKind; effects: number }>(pool, effectCounts, []),
-    run<{ kind: DestinationKind; resource: string | null; request_identity: string; effects: number; external_references: string[] }>(pool, duplicateEffects, []),
-    run<{ resource: string; epoch: string; term: string; previous_epoch: string; previous_term: string; external_reference: string }>(pool, fenceRegressions, []),
-    run<{ what: "stale_term" | "dropped_response"; n: number }>(pool, incidentCounts, []),
+    query<{ kind: DestinationKind; effects: number }>(pool, effectCounts, []),
+    query<{ kind: DestinationKind; resource: string | null; request_identity: string; effects: number; external_references: string[] }>(pool, duplicateEffects, []),
+    query<{ resource: string; epoch: string; term: string; previous_epoch: string; previous_term: string; external_reference: string }>(pool, fenceRegressions, []),
+    query<{ what: "stale_term" | "dropped_response"; n: number }>(pool, incidentCounts, []),
   ]);
   const incidentsOf = (what: string) => incidents.find((row) => row.what === what)?.n ?? 0;
   const effects: Record<DestinationKind, number> = { fenced: 0, idempotent: 0, queryable: 0, opaque: 0 };
@@ -377,7 +379,7 @@ async function readJson(request: http.IncomingMessage): Promise<unknown> {
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new Problem(413, "payload too large", `the body exceeds ${MAX_BODY_BYTES} bytes`);
+    if (size > MAX_BODY_BYTES) throw refused(413, "payload too large", `the body exceeds ${MAX_BODY_BYTES} bytes`);
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString("utf8");
@@ -385,7 +387,7 @@ async function readJson(request: http.IncomingMessage): Promise<unknown> {
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new Problem(400, "invalid json", "the body is not JSON");
+    throw refused(400, "invalid json", "the body is not JSON");
   }
 }
 
@@ -396,20 +398,20 @@ function optionalHeader(request: http.IncomingMessage, name: string): string | n
 
 function requiredHeader(request: http.IncomingMessage, name: string): string {
   const value = optionalHeader(request, name);
-  if (value === null) throw new Problem(400, "missing header", `header ${name} is required`);
+  if (value === null) throw refused(400, "missing header", `header ${name} is required`);
   return value;
 }
 
 function bigintHeader(request: http.IncomingMessage, name: string): bigint {
   const value = requiredHeader(request, name);
-  if (!/^\d{1,19}$/.test(value) || BigInt(value) > MAX_BIGINT) throw new Problem(400, "invalid header", `header ${name} must be a non-negative 64-bit integer`);
+  if (!/^\d{1,19}$/.test(value) || BigInt(value) > MAX_BIGINT) throw refused(400, "invalid header", `header ${name} must be a non-negative 64-bit integer`);
   return BigInt(value);
 }
 
-function notAllowed(method: string, path: string): Problem {
-  return new Problem(405, "method not allowed", `${method} is not allowed on ${path}`);
+function notAllowed(method: string, path: string): Refused {
+  return refused(405, "method not allowed", `${method} is not allowed on ${path}`);
 }
 
-function payloadMismatch(what: string, value: string): Problem {
-  return new Problem(422, "payload mismatch", `${what} ${value} was first used with a different payload; no effect was applied`);
+function payloadMismatch(what: string, value: string): Refused {
+  return refused(422, "payload mismatch", `${what} ${value} was first used with a different payload; no effect was applied`);
 }

@@ -2,11 +2,11 @@
  * One vocabulary: every list in lib/engine/vocabulary.ts that PostgreSQL stores as an enum holds
  * exactly that enum's labels, in the enum's order (the order is the checkpoints' sequence and the
  * views' order), and every enum of the engine's schema has its list. A migration that adds, drops
- * or reorders a label without the code, or the reverse, fails here.
+ * or reorders a label without the code, or the reverse, fails here. It lives in lib/db, which
+ * knows the whole schema: one enum is the console's (staff roles), which the engine must not import.
  */
 import { expect } from "vitest";
 import { STAFF_ROLES } from "@/lib/auth/roles";
-import { dbTest as test } from "@/lib/db/test-database";
 import {
   ATTEMPT_MODES,
   ATTEMPT_OUTCOMES,
@@ -23,7 +23,8 @@ import {
   STEP_STATES,
   VERIFICATION_METHODS,
   WORKFLOW_STATUSES,
-} from "./vocabulary";
+} from "@/lib/engine/vocabulary";
+import { dbTest as test } from "./test-database";
 
 /** Each enum type of the schema and the list the code derives its words from. */
 const LISTS: Record<string, readonly string[]> = {

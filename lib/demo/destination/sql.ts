@@ -7,7 +7,7 @@
  * statement as whatever allowed it (a fence advance, a binding), so the audit counts exactly the
  * effects that happened.
  */
-import type { NamedSql } from "@/lib/engine/db";
+import type { Statement } from "./db";
 
 export const DESTINATION_KINDS = ["fenced", "idempotent", "queryable", "opaque"] as const;
 export type DestinationKind = (typeof DESTINATION_KINDS)[number];
@@ -77,7 +77,7 @@ CREATE TABLE IF NOT EXISTS destination.fault_settings (
  * than the installed one is refused whatever its term. `applied` is null when the
  * fence refused or the identity was already bound; `fenceReadStatement` then tells which.
  */
-export const fencedWrite: NamedSql = {
+export const fencedWrite: Statement = {
   name: "dst_fenced_write",
   text: `
 WITH installed AS (
@@ -112,7 +112,7 @@ SELECT EXISTS (SELECT 1 FROM advanced) AS advanced, (SELECT external_reference F
  * After a fenced write that applied nothing: the fence now (or the installed epoch, for a resource
  * never written), and what this identity is bound to.
  */
-export const fencedState: NamedSql = {
+export const fencedState: Statement = {
   name: "dst_fenced_state",
   text: `
 SELECT coalesce(f.epoch, i.epoch) AS epoch, f.term, b.external_reference, b.result, b.payload_digest,
@@ -127,7 +127,7 @@ LEFT JOIN destination.binding b ON b.kind = 'fenced' AND b.scope = f.resource AN
  * Installs epoch $1: from now on every fenced write from an older epoch is refused. An epoch only
  * moves forward; installing an older one changes nothing. Returns the epoch now installed.
  */
-export const installEpoch: NamedSql = {
+export const installEpoch: Statement = {
   name: "dst_install_epoch",
   text: `
 INSERT INTO destination.installed_epoch AS i (singleton, epoch) VALUES (true, $1)
@@ -136,7 +136,7 @@ RETURNING epoch`,
 };
 
 /** The installed epoch and the highest epoch any fenced write has carried here. */
-export const epochState: NamedSql = {
+export const epochState: Statement = {
   name: "dst_epoch_state",
   text: `
 SELECT coalesce((SELECT epoch FROM destination.installed_epoch), 0) AS installed,
@@ -149,7 +149,7 @@ SELECT coalesce((SELECT epoch FROM destination.installed_epoch), 0) AS installed
  * binding insert waits for any concurrent insert of the same key and yields to it, and the effect
  * is written only from a binding this statement created: one key, one effect.
  */
-export const idempotentWrite: NamedSql = {
+export const idempotentWrite: Statement = {
   name: "dst_idempotent_write",
   text: `
 WITH bound AS (
@@ -167,7 +167,7 @@ SELECT (SELECT external_reference FROM applied) AS applied`,
 };
 
 /** The result a key is bound to, read after the write yielded to an earlier one. */
-export const bindingFor: NamedSql = {
+export const bindingFor: Statement = {
   name: "dst_binding_for",
   text: `
 SELECT external_reference, result, payload_digest
@@ -179,7 +179,7 @@ WHERE kind = $1 AND scope = $2 AND key = $3`,
  * An unprotected write ($1 kind, $2 request identity, $3 payload digest, $4 external reference,
  * $5 result): queryable and opaque apply every request they receive.
  */
-export const plainWrite: NamedSql = {
+export const plainWrite: Statement = {
   name: "dst_plain_write",
   text: `
 INSERT INTO destination.effect (kind, request_identity, payload_digest, external_reference, result)
@@ -188,7 +188,7 @@ RETURNING external_reference`,
 };
 
 /** Effects for client reference $1 at the queryable destination, first applied first. */
-export const queryableStatus: NamedSql = {
+export const queryableStatus: Statement = {
   name: "dst_queryable_status",
   text: `
 SELECT external_reference, applied_at
@@ -197,19 +197,19 @@ WHERE kind = 'queryable' AND request_identity = $1
 ORDER BY id`,
 };
 
-export const readFaultSettings: NamedSql = {
+export const readFaultSettings: Statement = {
   name: "dst_read_fault_settings",
   text: `SELECT settings FROM destination.fault_settings WHERE singleton`,
 };
 
-export const writeFaultSettings: NamedSql = {
+export const writeFaultSettings: Statement = {
   name: "dst_write_fault_settings",
   text: `
 INSERT INTO destination.fault_settings (singleton, settings) VALUES (true, $1)
 ON CONFLICT (singleton) DO UPDATE SET settings = excluded.settings, updated_at = clock_timestamp()`,
 };
 
-export const effectCounts: NamedSql = {
+export const effectCounts: Statement = {
   name: "dst_effect_counts",
   text: `SELECT kind, count(*)::int AS effects FROM destination.effect GROUP BY kind`,
 };
@@ -219,7 +219,7 @@ export const effectCounts: NamedSql = {
  * resource. Opaque and queryable effects without an identity cannot be told apart and are not
  * counted here.
  */
-export const duplicateEffects: NamedSql = {
+export const duplicateEffects: Statement = {
   name: "dst_duplicate_effects",
   text: `
 SELECT kind, resource, request_identity, count(*)::int AS effects,
@@ -236,7 +236,7 @@ ORDER BY kind, resource, request_identity`,
  * resource. Effects of one resource get their ids while holding its fence row, so id order is
  * fence order.
  */
-export const fenceRegressions: NamedSql = {
+export const fenceRegressions: Statement = {
   name: "dst_fence_regressions",
   text: `
 SELECT resource, epoch, term, previous_epoch, previous_term, external_reference
@@ -256,14 +256,14 @@ ORDER BY resource, epoch, term`,
  * refused as stale (409), or a committed effect whose response was dropped by fault injection.
  * ($1 kind, $2 what, $3 resource, $4 request identity, $5 epoch, $6 term)
  */
-export const recordIncident: NamedSql = {
+export const recordIncident: Statement = {
   name: "dst_record_incident",
   text: `
 INSERT INTO destination.incident (kind, what, resource, request_identity, epoch, term)
 VALUES ($1, $2, $3, $4, $5, $6)`,
 };
 
-export const incidentCounts: NamedSql = {
+export const incidentCounts: Statement = {
   name: "dst_incident_counts",
   text: `SELECT what, count(*)::int AS n FROM destination.incident GROUP BY what`,
 };

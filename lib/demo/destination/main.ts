@@ -1,7 +1,7 @@
 /**
  * Runs the synthetic destination service as its own process:
  *
- *   node --import tsx lib/adapters/destination/main.ts
+ *   node --import tsx lib/demo/destination/main.ts
  *
  * DESTINATION_DATABASE_URL (or DATABASE_URL) names the database whose `destination` schema holds
  * its state; DESTINATION_PORT (default 4100) is the loopback port. The ready line is what a

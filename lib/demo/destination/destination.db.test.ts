@@ -272,7 +272,7 @@ describe("the admin routes", () => {
 });
 
 test("main.ts runs as its own process on loopback and stops on SIGTERM", async ({ db }) => {
-  const child = spawn(process.execPath, ["--import", "tsx", "lib/adapters/destination/main.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "lib/demo/destination/main.ts"], {
     env: { ...process.env, DESTINATION_DATABASE_URL: db.url, DESTINATION_PORT: "0" },
     stdio: ["ignore", "pipe", "inherit"],
   });

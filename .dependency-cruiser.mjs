@@ -1,0 +1,39 @@
+/**
+ * The layering the code keeps, as dependency-cruiser rules. lib/layering.test.ts checks them on
+ * every test run; `npm run layers` shows the same from the command line. Type-only imports count:
+ * knowing a type is knowing the module.
+ */
+
+/** What the engine must not know: the console (audit log, staff auth, HTTP edge, pages, UI) and the demo. */
+const ABOVE_THE_ENGINE = ["^lib/audit/", "^lib/auth/", "^lib/api/", "^app/", "^components/", "^lib/demo/"];
+
+/**
+ * Demo code that is written like an adopter's, against the public doors and never into the
+ * engine. Widen it to "^lib/demo/" once the whole demo is.
+ */
+const DEMO_ON_THE_DOORS = ["^lib/demo/destination/"];
+
+export default {
+  forbidden: [
+    {
+      name: "engine-knows-no-console",
+      comment: "lib/engine is the coordinator: the console and the demo call it, never the other way round (a hook the caller supplies instead).",
+      severity: "error",
+      from: { path: "^lib/engine/" },
+      to: { path: ABOVE_THE_ENGINE },
+    },
+    {
+      name: "demo-uses-the-doors",
+      comment: "The demo is a user of Fenceline like any adopter: it reaches the engine through the public doors only.",
+      severity: "error",
+      from: { path: DEMO_ON_THE_DOORS },
+      to: { path: "^lib/engine/" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: ["^lib/generated/", "^\\.next/"] },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+  },
+};

@@ -1,0 +1,65 @@
+/** The engineer's list of requests (workflows), newest first. */
+import { z } from "zod";
+import type { ZodOpenApiPathsObject } from "zod-openapi";
+import { STEP_STATES, WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
+import { cursorField, limitField, pageSchema } from "../../cursor";
+import { operation, term, timestamp, uuid } from "../common";
+
+/** Keyset position of a request: its creation time (microseconds, as the database wrote it) and id. */
+export const requestCursorKey = z.tuple([z.iso.datetime({ offset: true }), uuid]);
+
+export const listRequestsQuery = z
+  .strictObject({
+    status: z.enum(WORKFLOW_STATUSES).optional(),
+    kind: z.string().trim().min(1).max(100).optional(),
+    createdFrom: timestamp.optional().meta({ description: "Created at or after (inclusive)" }),
+    createdTo: timestamp.optional().meta({ description: "Created before (exclusive)" }),
+    q: z.string().trim().min(1).max(100).optional().meta({ description: "Prefix of the request id or of its tracking token" }),
+    cursor: cursorField(requestCursorKey).optional(),
+    limit: limitField,
+  })
+  .meta({ id: "ListRequestsQuery" });
+export type ListRequestsQuery = z.output<typeof listRequestsQuery>;
+
+export const requestStepSummarySchema = z.object({
+  id: uuid,
+  name: z.string(),
+  adapter: z.string(),
+  state: z.enum(STEP_STATES),
+  fencingTerm: term,
+});
+
+export const requestSummarySchema = z
+  .object({
+    id: uuid,
+    kind: z.string(),
+    status: z.enum(WORKFLOW_STATUSES),
+    statusReason: z.string().nullable(),
+    requester: z.string(),
+    trackingToken: z.string(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    deadlineAt: timestamp.nullable(),
+    stepsRemaining: z.number().int(),
+    openReviews: z.number().int(),
+    steps: z.array(requestStepSummarySchema),
+  })
+  .meta({ id: "RequestSummary" });
+export type RequestSummary = z.output<typeof requestSummarySchema>;
+
+export const requestPageSchema = pageSchema(requestSummarySchema).meta({ id: "RequestPage" });
+export type RequestPage = z.output<typeof requestPageSchema>;
+
+export const requestsPaths: ZodOpenApiPathsObject = {
+  "/api/requests": {
+    get: operation({
+      id: "listRequests",
+      summary: "List requests, newest first",
+      description: "Keyset pagination on (created_at, id) descending; pass nextCursor back as cursor.",
+      tag: "engineer",
+      query: listRequestsQuery,
+      ok: { description: "A page of requests", schema: requestPageSchema },
+      problems: { "400": "Invalid filter or cursor" },
+    }),
+  },
+};
