@@ -6,6 +6,8 @@ process.env.NEXT_TELEMETRY_DISABLED ??= "1";
 
 const nextConfig: NextConfig = {
   typedRoutes: true,
+  // Says nothing a visitor needs; the other response headers are set in proxy.ts.
+  poweredByHeader: false,
   // forbidden() renders app/forbidden.tsx with a 403 when a signed-in person lacks the role (lib/auth/page.ts).
   experimental: { authInterrupts: true },
 };
