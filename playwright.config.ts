@@ -1,4 +1,6 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "@playwright/test";
 import { DEMO_PASSWORD } from "./e2e/login";
 
@@ -6,6 +8,16 @@ import { DEMO_PASSWORD } from "./e2e/login";
 const CHROMIUM = "/usr/bin/chromium";
 if (!existsSync(CHROMIUM)) {
   throw new Error(`${CHROMIUM} is missing: install Debian's browser with \`apt-get install -y chromium\` (.ci/run does).`);
+}
+
+// e2e/fixtures.ts fails a test on any Content-Security-Policy violation; a spec that takes
+// `test` from Playwright itself, or opens a browser context around it, would go unwatched.
+const specDir = fileURLToPath(new URL("e2e", import.meta.url));
+for (const file of readdirSync(specDir).filter((name) => name.endsWith(".spec.ts"))) {
+  const source = readFileSync(path.join(specDir, file), "utf8");
+  if (/import\s*\{[^}]*\btest\b[^}]*\}\s*from\s*["']@playwright\/test["']/.test(source) || /\bbrowser\.new(Page|Context)\(/.test(source)) {
+    throw new Error(`e2e/${file}: take \`test\` from ./fixtures and open other pages with its \`newPage\` fixture, so CSP violations fail the test`);
+  }
 }
 
 const port = Number(process.env.E2E_PORT ?? 3100);

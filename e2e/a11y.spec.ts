@@ -1,5 +1,6 @@
 import AxeBuilder from "@axe-core/playwright";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./fixtures";
+import { createDelivery } from "./requests";
 import { signInAs } from "./login";
 
 // axe on every page, in both themes: no serious or critical violation. The pages with an id
@@ -9,10 +10,11 @@ import { signInAs } from "./login";
 type Theme = "light" | "dark";
 
 async function createRequest(page: Page): Promise<{ trackingToken: string; id: string }> {
-  const response = await page.request.post("/api/requests", {
-    headers: { "idempotency-key": `a11y-${Date.now()}-${Math.random().toString(36).slice(2)}` },
-    data: { recipient: "a11y@example.test", message: "accessibility pass", deliverVia: "idempotent" },
-  });
+  const response = await createDelivery(
+    page.request,
+    { recipient: "a11y@example.test", message: "accessibility pass", deliverVia: "idempotent" },
+    `a11y-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+  );
   expect(response.status(), await response.text()).toBe(201);
   return (await response.json()) as { trackingToken: string; id: string };
 }

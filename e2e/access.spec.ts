@@ -1,4 +1,5 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
+import { createDelivery } from "./requests";
 import { demoEmail, DEMO_PASSWORD, signInAs } from "./login";
 
 // Who may do what, through the pages and the API: staff pages send a visitor to /login and back,
@@ -41,7 +42,7 @@ test("support is refused the engineers' pages and API, and cannot revoke a lease
   expect(revoke.status()).toBe(403);
 });
 
-test("an engineer cannot resolve a case or manage accounts; an admin cannot resolve either", async ({ page, browser }) => {
+test("an engineer cannot resolve a case or manage accounts; an admin cannot resolve either", async ({ page, newPage }) => {
   await signInAs(page, "engineer");
   const resolve = await page.request.post(`/api/review/${UUID}/resolution`, { data: { resolution: "abandon", version: 1, note: "", customerReason: "x" } });
   expect(resolve.status()).toBe(403);
@@ -50,7 +51,7 @@ test("an engineer cannot resolve a case or manage accounts; an admin cannot reso
   expect((await page.goto("/admin"))?.status()).toBe(403);
   expect((await page.goto("/review"))?.status()).toBe(200);
 
-  const admin = await browser.newPage();
+  const admin = await newPage();
   await signInAs(admin, "admin");
   expect((await admin.request.post(`/api/review/${UUID}/resolution`, { data: { resolution: "abandon", version: 1, note: "", customerReason: "x" } })).status()).toBe(403);
   expect((await admin.goto("/review"))?.status()).toBe(403);
@@ -68,8 +69,8 @@ test("without a session the staff API is a 401 problem; a cross-site sign-in is 
 });
 
 test("an end user reaches only their own request: another token, or a guessed one, shows nothing", async ({ request }) => {
-  const mine = (await (await request.post("/api/requests", { data: { recipient: "me@example.test", message: "mine" } })).json()) as { trackingToken: string; id: string };
-  const theirs = (await (await request.post("/api/requests", { data: { recipient: "them@example.test", message: "theirs" } })).json()) as { trackingToken: string; id: string };
+  const mine = (await (await createDelivery(request, { recipient: "me@example.test", message: "mine" })).json()) as { trackingToken: string; id: string };
+  const theirs = (await (await createDelivery(request, { recipient: "them@example.test", message: "theirs" })).json()) as { trackingToken: string; id: string };
   const own = await request.get(`/api/track/${mine.trackingToken}`);
   expect(own.status()).toBe(200);
   const text = await own.text();

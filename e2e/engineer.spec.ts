@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
-import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { expect, test, type APIRequestContext, type Page } from "./fixtures";
+import { createDelivery } from "./requests";
 import { signInAs } from "./login";
 
 /**
@@ -55,10 +56,7 @@ test("a paused holder loses its term: the step page shows two terms and the stal
   const faults = (await (await request.get("/api/lab/faults")).json()) as { settings: { kinds: { idempotent?: { latency?: { fixedMs: number } } } } };
   expect(faults.settings.kinds.idempotent?.latency?.fixedMs).toBe(4000);
 
-  const created = await request.post("/api/requests", {
-    headers: { "idempotency-key": `e2e-engineer-${Date.now()}` },
-    data: { recipient: "ada@example.com", message: "The engine room report", deliverVia: "idempotent" },
-  });
+  const created = await createDelivery(request, { recipient: "ada@example.com", message: "The engine room report", deliverVia: "idempotent" }, `e2e-engineer-${Date.now()}`);
   expect(created.status()).toBe(201);
   const { id: workflowId } = (await created.json()) as { id: string };
   const steps = (await (await request.get(`/api/steps?workflow=${workflowId}`)).json()) as { items: { id: string; name: string }[] };
@@ -132,10 +130,7 @@ test("an engineer revokes a lease in flight at an opaque destination: recorded, 
   test.setTimeout(120_000);
   const put = await request.put("/api/lab/faults", { data: { kinds: { opaque: { latency: { fixedMs: 4000 } } } } });
   expect(put.status()).toBe(200);
-  const created = await request.post("/api/requests", {
-    headers: { "idempotency-key": `e2e-revoke-${Date.now()}` },
-    data: { recipient: "grace@example.com", message: "Compiler notes", deliverVia: "opaque" },
-  });
+  const created = await createDelivery(request, { recipient: "grace@example.com", message: "Compiler notes", deliverVia: "opaque" }, `e2e-revoke-${Date.now()}`);
   expect(created.status()).toBe(201);
   const { id: workflowId } = (await created.json()) as { id: string };
   const steps = (await (await request.get(`/api/steps?workflow=${workflowId}`)).json()) as { items: { id: string; name: string }[] };

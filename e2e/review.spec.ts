@@ -1,4 +1,5 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
+import { createDelivery } from "./requests";
 import { signInAs } from "./login";
 
 // A delivery through the opaque destination loses its answer, so nobody knows whether it went
@@ -16,11 +17,11 @@ test.afterEach(async ({ request }) => {
   await request.put("/api/lab/faults", { data: {} });
 });
 
-test("support settles a delivery whose answer was lost, and the end user sees Completed", async ({ page, browser, request }) => {
+test("support settles a delivery whose answer was lost, and the end user sees Completed", async ({ page, newPage, request }) => {
   const faults = await request.put("/api/lab/faults", { data: { kinds: { opaque: { dropResponseRate: 1 } } } });
   expect(faults.status()).toBe(200);
 
-  const created = await request.post("/api/requests", { data: { recipient: "grace@example.test", message: "Keys under the mat", deliverVia: "opaque" } });
+  const created = await createDelivery(request, { recipient: "grace@example.test", message: "Keys under the mat", deliverVia: "opaque" });
   expect(created.status()).toBe(201);
   const { trackUrl } = (await created.json()) as { trackUrl: string };
 
@@ -50,7 +51,7 @@ test("support settles a delivery whose answer was lost, and the end user sees Co
   await page.emulateMedia({ colorScheme: "light" });
 
   // A colleague opens the same case before it is resolved.
-  const colleague = await browser.newPage();
+  const colleague = await newPage();
   await signInAs(colleague, "support");
   await colleague.goto(caseUrl);
 

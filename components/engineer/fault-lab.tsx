@@ -4,16 +4,14 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { toast } from "sonner";
 import type { LabFaults } from "@/lib/api/contract/engineer/lab";
-import { DESTINATION_KINDS } from "@/lib/steps/vocabulary";
 import { ErrorState, Loading } from "@/components/ui/states";
 import { engineerKeys, getJson, sendJson } from "./api";
 import styles from "./engineer.module.css";
 
 type Settings = LabFaults["settings"];
 type Profile = Settings["global"];
-type Target = "global" | (typeof DESTINATION_KINDS)[number];
-
-const TARGETS: readonly Target[] = ["global", ...DESTINATION_KINDS];
+/** `global`, or one of the destination's kinds. */
+type Target = string;
 
 /** Form fields of one fault profile; empty means "not set". */
 const FIELDS = [
@@ -53,7 +51,7 @@ function toProfile(fields: Record<FieldName, string>): Profile {
   return profile;
 }
 
-function ProfileForm({ settings }: { settings: Settings }) {
+function ProfileForm({ settings, destinations }: { settings: Settings; destinations: readonly string[] }) {
   const queryClient = useQueryClient();
   const [target, setTarget] = useState<Target>("global");
   const current = target === "global" ? settings.global : settings.kinds[target];
@@ -88,7 +86,7 @@ function ProfileForm({ settings }: { settings: Settings }) {
         <div>
           <label htmlFor="fault-target">Applies to</label>
           <select id="fault-target" value={target} onChange={(e) => choose(e.target.value as Target)}>
-            {TARGETS.map((t) => (
+            {["global", ...destinations].map((t) => (
               <option key={t} value={t}>
                 {t === "global" ? "every destination (global)" : `${t} destination`}
               </option>
@@ -128,14 +126,14 @@ function ProfileForm({ settings }: { settings: Settings }) {
   );
 }
 
-/** Demo mode only: the synthetic destination's faults, read and switched through /api/lab/faults. */
+/** Demo mode only: the destination service's faults, read and switched through /api/lab/faults. */
 export function FaultLab() {
   const { data, error, isPending } = useQuery({ queryKey: engineerKeys.faults(), queryFn: () => getJson<LabFaults>("/api/lab/faults"), refetchInterval: 10_000 });
   return (
     <section aria-labelledby="fault-lab" className="stack">
       <h2 id="fault-lab">Fault lab</h2>
       <p className="muted">
-        Pause (SIGSTOP), resume (SIGCONT) or kill (SIGKILL) a worker above; switch the synthetic destination&apos;s faults here.
+        Pause (SIGSTOP), resume (SIGCONT) or kill (SIGKILL) a worker above; switch the destination service&apos;s faults here.
         {data ? (
           <>
             {" "}
@@ -143,7 +141,7 @@ export function FaultLab() {
           </>
         ) : null}
       </p>
-      {isPending ? <Loading what="the destination's faults" /> : error ? <ErrorState what="the destination's faults" error={error} /> : <ProfileForm key={JSON.stringify(data.settings)} settings={data.settings} />}
+      {isPending ? <Loading what="the destination's faults" /> : error ? <ErrorState what="the destination's faults" error={error} /> : <ProfileForm key={JSON.stringify(data.settings)} settings={data.settings} destinations={data.destinations} />}
     </section>
   );
 }

@@ -15,7 +15,7 @@ import styles from "./engineer.module.css";
 const fields: readonly FilterField[] = [
   { name: "q", label: "Request id or token prefix", type: "text", placeholder: "e.g. 3f2a…" },
   { name: "status", label: "Status", type: "select", options: WORKFLOW_STATUSES },
-  { name: "kind", label: "Kind", type: "text", placeholder: "delivery" },
+  { name: "kind", label: "Kind", type: "text", placeholder: "a workflow kind" },
   { name: "createdFrom", label: "Created from", type: "datetime" },
   { name: "createdTo", label: "Created before", type: "datetime" },
 ];
@@ -60,7 +60,16 @@ export function RequestsView({ query, values, initial, initialError }: { query: 
                       {request.trackingToken.slice(0, 8)}…
                     </div>
                   </td>
-                  <td>{request.kind}</td>
+                  <td>
+                    <span className="mono">
+                      {request.kind}@{request.version}
+                    </span>
+                    {request.servedBy === 0 && request.status === "active" ? (
+                      <div>
+                        <span className="badge warn">no worker serves {request.kind}@{request.version}</span>
+                      </div>
+                    ) : null}
+                  </td>
                   <td>
                     <StateBadge state={request.status} />
                     {request.statusReason ? <div className="muted">{request.statusReason}</div> : null}

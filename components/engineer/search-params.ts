@@ -4,8 +4,10 @@ export type SearchParams = Record<string, string | string[] | undefined>;
 export function flatParams(params: SearchParams): Record<string, string> {
   const flat: Record<string, string> = {};
   for (const [key, value] of Object.entries(params)) {
-    const first = Array.isArray(value) ? value[0] : value;
-    if (first !== undefined && first !== "") flat[key] = first;
+    // Next builds searchParams on a plain object, so `?toString=x` arrives as
+    // [Object.prototype.toString, "x"]: only strings are values.
+    const first = Array.isArray(value) ? value.find((item) => typeof item === "string") : value;
+    if (typeof first === "string" && first !== "") flat[key] = first;
   }
   return flat;
 }

@@ -14,6 +14,17 @@ import { StepNow } from "./step-now";
 import { StepTabs } from "./step-tabs";
 import styles from "./engineer.module.css";
 
+/** The adapter's registered contract in a line: recovery decides by these promises. */
+function contractWords(contract: StepDetail["step"]["contract"]): string {
+  if (contract === null) return "no contract registered: an unknown outcome goes to review";
+  const promises = [
+    contract.idempotencyKeys ? "deduplicates by idempotency key" : "no idempotency keys",
+    contract.statusQuery ? "answers status queries" : "no status queries",
+    contract.fenceEnforcement ? "enforces fencing terms" : "ignores fencing terms",
+  ];
+  return `${promises.join(", ")}; repetition ${contract.repetition.replaceAll("_", " ")}; timeout ${contract.timeoutMs} ms, ${contract.concurrencyLimit} at once`;
+}
+
 const TERMINAL = new Set(["completed", "completed_without_effect", "superseded", "cancelled", "rejected", "failed"]);
 
 /** The step's technical record. Polls while anything can still change; stops once the step is terminal. */
@@ -51,7 +62,20 @@ export function StepDetailView({ initial }: { initial: StepDetail }) {
             <Link className="mono" href={`/steps?workflow=${workflow.id}` as Route} title={workflow.id}>
               {shortId(workflow.id)}
             </Link>{" "}
-            {workflow.kind} · <StateBadge state={workflow.status} />
+            <span className="mono">
+              {workflow.kind}@{workflow.version}
+            </span>{" "}
+            · <StateBadge state={workflow.status} />
+            {workflow.servedBy === 0 ? (
+              <>
+                {" "}
+                <span className="badge warn">
+                  no worker serves {workflow.kind}@{workflow.version}
+                </span>
+              </>
+            ) : (
+              <span className="muted"> · served by {workflow.servedBy} live worker session{workflow.servedBy === 1 ? "" : "s"}</span>
+            )}
           </dd>
         </div>
         <div>
@@ -68,8 +92,15 @@ export function StepDetailView({ initial }: { initial: StepDetail }) {
         <div>
           <dt>Adapter · operation</dt>
           <dd>
-            {step.adapter} · {step.operation}
+            <span className="mono">
+              {step.adapter}@{step.adapterVersion}
+            </span>{" "}
+            · {step.operation}
           </dd>
+        </div>
+        <div>
+          <dt>What the destination promises</dt>
+          <dd data-testid="adapter-contract">{contractWords(step.contract)}</dd>
         </div>
         <div>
           <dt>Step class (lease TTL)</dt>

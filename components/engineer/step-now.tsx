@@ -10,7 +10,8 @@ import { shortId } from "./api";
  * destination did.
  */
 export function StepNow({ detail }: { detail: StepDetail }) {
-  const { step } = detail;
+  const { step, workflow } = detail;
+  const unserved = workflow.servedBy === 0 ? `no worker serves ${workflow.kind}@${workflow.version}` : null;
   const openLease = detail.leases.find((l) => l.endedAt === null);
   const attempt = detail.attempts.at(-1);
   const openReview = detail.reviewCases.find((c) => c.status === "open");
@@ -34,6 +35,8 @@ export function StepNow({ detail }: { detail: StepDetail }) {
     );
   } else if (openLease) {
     sentence = <>Term {openLease.fencingTerm} is past its expiry on the database clock; the recovery scan has not observed it yet.</>;
+  } else if (step.state === "ready" && unserved) {
+    sentence = <>Waiting to be claimed, but {unserved}: start a worker that serves it. No lease is held while it waits.</>;
   } else if (step.state === "ready") {
     sentence = (
       <>

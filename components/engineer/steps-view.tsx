@@ -14,7 +14,7 @@ import styles from "./engineer.module.css";
 
 const fields: readonly FilterField[] = [
   { name: "state", label: "State", type: "select", options: STEP_STATES },
-  { name: "adapter", label: "Adapter", type: "text", placeholder: "opaque" },
+  { name: "adapter", label: "Adapter", type: "text", placeholder: "an adapter name" },
   { name: "workflow", label: "Request id", type: "text" },
   { name: "openReview", label: "Open review", type: "select", options: ["true", "false"] },
   { name: "hasRejection", label: "Fencing rejection", type: "select", options: ["true", "false"] },

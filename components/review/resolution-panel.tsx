@@ -150,7 +150,7 @@ export function ResolutionPanel(props: Props) {
           <label htmlFor="externalReference">External reference</label>
           <input id="externalReference" name="externalReference" required maxLength={200} autoComplete="off" aria-describedby="externalReference-hint" />
           <p id="externalReference-hint" className={styles.hint}>
-            The reference {props.destinationName} shows for this delivery.
+            The reference {props.destinationName} shows for this request.
           </p>
         </div>
       )}

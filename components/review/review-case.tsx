@@ -37,6 +37,9 @@ export function ReviewCase({ detail }: { detail: ReviewCaseDetail }) {
       <h1>
         Review: {step.name} for <span className="mono">{request.reference}</span>
       </h1>
+      <p className="muted">
+        A <strong>{request.kind}</strong> request
+      </p>
       <p className="row">
         <span className={`badge ${reviewCase.status === "open" ? "warn" : "ok"}`}>{reviewCase.status === "open" ? "Open" : "Resolved"}</span>
         {reviewCase.overdue && <span className="badge bad">Overdue</span>}

@@ -11,7 +11,6 @@ import styles from "./review.module.css";
 
 type Filters = { readonly status: "open" | "resolved"; readonly adapter: string; readonly q: string };
 
-const DESTINATIONS = ["opaque", "queryable", "idempotent", "fenced"] as const;
 
 const RESOLUTION_WORDS: Record<NonNullable<ReviewCaseSummary["resolution"]>, string> = {
   confirm_delivered: "Confirmed delivered",
@@ -58,15 +57,8 @@ export function ReviewQueue({
           </select>
         </div>
         <div>
-          <label htmlFor="filter-adapter">Destination</label>
-          <select id="filter-adapter" name="adapter" defaultValue={filters.adapter}>
-            <option value="">Any</option>
-            {DESTINATIONS.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
+          <label htmlFor="filter-adapter">Destination (adapter)</label>
+          <input id="filter-adapter" name="adapter" type="text" defaultValue={filters.adapter} placeholder="any" />
         </div>
         <div className={styles.grow}>
           <label htmlFor="filter-q">Reason or customer reference</label>
@@ -85,7 +77,7 @@ export function ReviewQueue({
         <Empty>
           {filtered || cursor
             ? "No cases match these filters."
-            : "Nothing needs review. A case lands here when a delivery's outcome is unknown and the destination cannot be asked or safely repeated; each one waits for a person to confirm delivered, confirm not delivered, or abandon."}
+            : "Nothing needs review. A case lands here when a step's outcome is unknown and the destination cannot be asked or safely repeated; each one waits for a person to confirm delivered, confirm not delivered, or abandon."}
         </Empty>
       )}
       {page !== null && page.items.length > 0 && (

@@ -3,20 +3,26 @@
  * adapter's name: the same evidence leads to the same decision for every adapter with the same
  * contract. A fencing term sent to a destination that does not check it is ceremony, so
  * `fenceEnforcement` is true only where the destination itself rejects an older (epoch, term).
+ *
+ * Contracts reach the engine as data: a worker registers the adapters it serves (their
+ * contracts are stored with their name and version), and recovery, review and the projection
+ * read them from PostgreSQL beside the step they decide.
  */
 
-export type RepetitionPolicy =
-  /** Repeating the call cannot change the outcome (pure computation, reads). */
-  | "safe"
-  /** The destination deduplicates by our request identity (idempotency key). */
-  | "idempotency_protected"
-  /** The destination can be asked what happened to our request identity. */
-  | "reconcilable"
-  /** Nothing protects a repeat: an unknown outcome goes to a person. */
-  | "prohibited";
+import { REPETITION_POLICIES } from "@/lib/engine/vocabulary";
+
+/**
+ * - `safe`: repeating the call cannot change the outcome (pure computation, reads);
+ * - `idempotency_protected`: the destination deduplicates by our request identity, or rejects a
+ *   stale fencing term itself;
+ * - `reconcilable`: the destination can be asked what happened to our request identity;
+ * - `prohibited`: nothing protects a repeat, so an unknown outcome goes to a person.
+ */
+export type RepetitionPolicy = (typeof REPETITION_POLICIES)[number];
 
 export type OperationClass = "create" | "query";
 
+/** An adapter's registered contract: its promises with its limits, as recovery reads them and the dashboard shows them. */
 export type AdapterContract = {
   readonly name: string;
   readonly version: string;
@@ -32,7 +38,7 @@ export type AdapterContract = {
   readonly operationClasses: readonly OperationClass[];
 };
 
-/** Pure computation inside the worker: no external effect, always safe to repeat. */
+/** The built-in adapter of pure steps: computation inside the worker, always safe to repeat. */
 export const pureContract: AdapterContract = {
   name: "pure",
   version: "1",
@@ -45,30 +51,3 @@ export const pureContract: AdapterContract = {
   concurrencyLimit: 1_000,
   operationClasses: ["create"],
 };
-
-/**
- * The contract assumed for an adapter this process does not know. It is the most conservative
- * one: an unknown outcome goes to review, never to an automatic retry.
- */
-export const unknownContract = (name: string): AdapterContract => ({
-  name,
-  version: "unknown",
-  externalEffect: true,
-  idempotencyKeys: false,
-  statusQuery: false,
-  fenceEnforcement: false,
-  repetition: "prohibited",
-  timeoutMs: 10_000,
-  concurrencyLimit: 1,
-  operationClasses: ["create"],
-});
-
-const contracts = new Map<string, AdapterContract>([[pureContract.name, pureContract]]);
-
-export function registerContract(contract: AdapterContract): void {
-  contracts.set(contract.name, contract);
-}
-
-export function contractFor(adapter: string): AdapterContract {
-  return contracts.get(adapter) ?? unknownContract(adapter);
-}

@@ -9,17 +9,22 @@
  * database gone) is a 5xx, and its body never leaks internals.
  */
 import { z } from "zod";
-import { AccountExistsError, InvalidCredentialsError, NotSignedInError, PermissionDeniedError, RateLimitedError } from "@/lib/auth/errors";
+import { AccountExistsError, AppKeyRequiredError, InvalidCredentialsError, NotSignedInError, PermissionDeniedError, RateLimitedError } from "@/lib/auth/errors";
 import {
   AuthorityLostError,
   CheckpointOrderError,
+  DefinitionConflictError,
   FencelineError,
   IdempotencyKeyReusedError,
+  InvalidDefinitionError,
+  InvalidInputError,
   InvalidWorkflowError,
   NoOpenLeaseError,
   NotFoundError,
   ReleaseRefusedError,
+  RequestEndedError,
   TransitionInProgressError,
+  UnknownKindError,
 } from "@/lib/engine/errors";
 import { LabDestinationError, LabUnavailableError, SignalRefusedError } from "@/lib/lab/errors";
 import { InvalidMetricsRangeError } from "@/lib/metrics/errors";
@@ -139,6 +144,15 @@ function problemOf(error: FencelineError): HttpProblem {
   if (error instanceof NotFoundError) return new HttpProblem("not-found", error.message, { what: error.what, id: error.id });
   if (error instanceof InvalidWorkflowError) return new HttpProblem("invalid-workflow", error.message);
   if (error instanceof IdempotencyKeyReusedError) return new HttpProblem("idempotency-key-reused", error.message);
+  if (error instanceof InvalidInputError) return new HttpProblem("invalid-input", error.message, { issues: [...error.issues] });
+  if (error instanceof UnknownKindError) {
+    return new HttpProblem("unknown-kind", error.message, { kinds: error.known.map((known) => ({ kind: known.kind, versions: [...known.versions] })) });
+  }
+  if (error instanceof RequestEndedError) return new HttpProblem("request-ended", error.message, { requestStatus: error.status });
+  if (error instanceof InvalidDefinitionError) return new HttpProblem("invalid-definition", error.message, { problems: [...error.problems] });
+  if (error instanceof DefinitionConflictError) {
+    return new HttpProblem("definition-conflict", error.message, { subject: error.subject, differences: [...error.differences] });
+  }
   if (error instanceof AuthorityLostError) return new HttpProblem("authority-lost", error.message, authorityLostFields(error));
   if (error instanceof CheckpointOrderError) return new HttpProblem("checkpoint-out-of-order", error.message, { operation: error.operation, stepId: error.stepId });
   if (error instanceof ReleaseRefusedError) return new HttpProblem("release-refused", error.message, { stepId: error.stepId, checkpoint: error.checkpoint });
@@ -147,6 +161,7 @@ function problemOf(error: FencelineError): HttpProblem {
   if (error instanceof ReviewConflictError) return new HttpProblem(REVIEW_CONFLICTS[error.conflict], error.message, { ...error.details });
   if (error instanceof InvalidMetricsRangeError) return new HttpProblem("invalid-range", error.message);
   if (error instanceof NotSignedInError) return new HttpProblem("unauthorized", error.message, {}, { "www-authenticate": 'Cookie realm="fenceline"' });
+  if (error instanceof AppKeyRequiredError) return new HttpProblem("unauthorized", error.message, {}, { "www-authenticate": 'Bearer realm="fenceline-app"' });
   if (error instanceof PermissionDeniedError) return new HttpProblem("forbidden", error.message);
   if (error instanceof InvalidCredentialsError) return new HttpProblem("invalid-credentials", error.message);
   if (error instanceof AccountExistsError) return new HttpProblem("account-exists", error.message);

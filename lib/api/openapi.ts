@@ -12,7 +12,7 @@ import { workersPaths } from "./contract/engineer/workers";
 import { publicPaths } from "./contract/public";
 import { staffPaths } from "./contract/staff";
 import { supportPaths } from "./contract/support";
-import { workerPaths } from "./contract/worker";
+import { workerPaths } from "./contract/worker-paths";
 import { problemSchema } from "./problems";
 
 /** Joins path objects; one path may gather operations from several groups, but never the same method twice. */
@@ -40,6 +40,13 @@ export function openApiDocument() {
         "`type` is urn:fenceline:problem:<code>. End users reach a request only through its tracking token.",
     },
     paths: joinPaths(publicPaths, staffPaths, supportPaths, requestsPaths, stepsPaths, metricsPaths, workersPaths, labPaths, workerPaths),
-    components: { schemas: { Problem: problemSchema } },
+    components: {
+      schemas: { Problem: problemSchema },
+      securitySchemes: {
+        appKey: { type: "http", scheme: "bearer", description: "An app key (fl_app_…), created by an admin; scopes requests:create, requests:read" },
+        workerToken: { type: "http", scheme: "bearer", description: "A worker token, created by an admin; only for /api/worker/*" },
+        staffSession: { type: "apiKey", in: "cookie", name: "fenceline.session_token", description: "A staff session from POST /api/session (named __Secure-fenceline.session_token over HTTPS)" },
+      },
+    },
   });
 }

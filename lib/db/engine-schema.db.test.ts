@@ -78,18 +78,18 @@ const objectsBySchema = (client: pg.Client) =>
 
 /**
  * The engine's path through one request: create, claim, the three checkpoints, a receipt; and a
- * second step whose lease expires and is decided by the recovery scan. An adapter of its own, so
+ * second step whose lease expires and is decided by the recovery scan. An adapter and kind of its own, so
  * a second run claims only its own steps.
  */
 async function runTheEngine(pool: pg.Pool): Promise<void> {
   const adapter = `schema-${randomBytes(4).toString("hex")}`;
   const step = { name: "only", adapter, operation: "noop", stepClass: "pure" };
   const [done, recovered] = await createWorkflows(pool, [
-    { kind: "schema", input: { n: 1 }, requester: "test", steps: [step] },
-    { kind: "schema", input: { n: 2 }, requester: "test", steps: [step] },
+    { kind: adapter, input: { n: 1 }, requester: "test", steps: [step] },
+    { kind: adapter, input: { n: 2 }, requester: "test", steps: [step] },
   ]);
   const session = await registerSession(pool, "direct");
-  expect(await claimSteps(pool, session, [adapter], 2)).toHaveLength(2);
+  expect(await claimSteps(pool, session, [{ kind: adapter, version: 1 }], 2)).toHaveLength(2);
   const lease = { stepId: done!.stepIds.get("only")!, fencingTerm: 1n, sessionId: session };
   await persistRequestIdentity(pool, lease, "fl-schema", "1");
   await beginInvocation(pool, lease);
@@ -168,11 +168,22 @@ test("a database migrated before the engine had its own schema moves into it, ro
   }
   await deployMigrations(url, { migrationsDir: before, schema: "public" });
   const old = poolFor(url, "public");
-  await runTheEngine(old);
+  // The code of that time wrote these rows; today's engine writes columns they did not have yet.
+  await old.query(`
+    WITH w AS (
+      INSERT INTO workflow (kind, input, input_digest, requester, tracking_token, steps_remaining)
+      VALUES ('old', '{}', 'sha256:old', 'test', 'old-token-0123456789abcdefghijkl', 1) RETURNING id
+    ), s AS (
+      INSERT INTO step (workflow_id, name, position, adapter, operation, step_class, input, input_digest, state, fencing_term, attempt_budget)
+      SELECT id, 'only', 0, 'pure', 'noop', 'pure', '{}', 'sha256:old', 'leased', 1, 5 FROM w RETURNING id
+    )
+    INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind)
+    SELECT id, 1, 1, gen_random_uuid(), 'acquired' FROM s`);
   const counts = "SELECT (SELECT count(*)::int FROM workflow) AS workflows, (SELECT count(*)::int FROM lease_event) AS events, (SELECT max(id)::int FROM lease_event) AS last_event";
   const [kept] = (await old.query(counts)).rows;
 
-  expect(await deployMigrations(url)).toEqual(["20261202100000_engine_in_its_own_schema"]);
+  const applied = await deployMigrations(url);
+  expect(applied[0]).toBe("20261202100000_engine_in_its_own_schema");
   const objects = await outsider(url, objectsBySchema);
   expect(objects.filter((o) => o.schema === "public")).toEqual([]);
 

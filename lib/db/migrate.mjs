@@ -9,15 +9,14 @@
 // as its search_path and as the adapter's schema, so the unqualified migrations create their
 // objects there, and `_prisma_migrations` and every introspection are that schema's.
 //
-// Plain JavaScript so `node lib/db/migrate.mjs deploy` needs no build step when DATABASE_URL is
-// set; without it the CLI loads ./database.ts for the embedded cluster, so package.json runs it
-// with `node --import tsx`.
+// Plain JavaScript, so it loads without a build step; `npm run db:migrate` and friends are its
+// command line (lib/cli/migrate.ts).
 
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { bindMigrationAwareSqlAdapterFactory, ColumnTypeEnum } from "@prisma/driver-adapter-utils";
 import pg from "pg";
@@ -328,66 +327,4 @@ export async function createMigration(url, name, { migrationsDir = MIGRATIONS_DI
     if (error.code !== "EEXIST") throw error;
   });
   return folder;
-}
-
-const USAGE = `usage: migrate.mjs <command>
-  deploy                      apply pending migrations
-  status                      show the migration history against prisma/migrations
-  create <name>               apply pending, then write a migration for the schema's changes
-  diff                        print SQL from the live database to prisma/schema.prisma
-  resolve-rolled-back <name>  mark a failed migration rolled back so deploy retries it
-DATABASE_URL selects the database; without it, the embedded cluster's "app" database.`;
-
-async function databaseForCli() {
-  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} };
-  // Imported lazily: database.ts is TypeScript (run this under tsx) and only needed here.
-  const { resolveDatabaseUrl } = await import("./database.ts");
-  return resolveDatabaseUrl({ database: "app" });
-}
-
-async function cli([command, argument]) {
-  const commands = {
-    deploy: async (url) => {
-      const applied = await deployMigrations(url);
-      console.log(applied.length ? `applied: ${applied.join(", ")}` : "no pending migrations");
-    },
-    status: async (url) => {
-      const status = await migrationStatus(url);
-      console.log(JSON.stringify(status, null, 2));
-      const inSync = status.history === null && status.failedMigrationNames.length === 0 && status.editedMigrationNames.length === 0;
-      if (!inSync) process.exitCode = 1;
-    },
-    create: async (url) => {
-      if (!argument) throw new Error("create needs a name");
-      const folder = await createMigration(url, argument);
-      console.log(folder ? `wrote ${path.relative(process.cwd(), folder)}/migration.sql` : "schema matches the migrations: nothing to write");
-    },
-    diff: async (url) => {
-      process.stdout.write((await diffDatabaseToSchema(url)) || "-- no difference\n");
-    },
-    "resolve-rolled-back": async (url) => {
-      if (!argument) throw new Error("resolve-rolled-back needs a migration name");
-      await markRolledBack(url, argument);
-      console.log(`marked ${argument} rolled back`);
-    },
-  };
-  const run = commands[command];
-  if (!run) {
-    console.error(USAGE);
-    process.exitCode = 2;
-    return;
-  }
-  const database = await databaseForCli();
-  try {
-    await run(database.url);
-  } finally {
-    await database.stop();
-  }
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  cli(process.argv.slice(2)).catch((error) => {
-    console.error(error.message);
-    process.exitCode = 1;
-  });
 }

@@ -18,6 +18,7 @@ import {
   RECOVERY_CATEGORIES,
   RECOVERY_TRIGGERS,
   REJECTION_REASONS,
+  REPETITION_POLICIES,
   REVIEW_RESOLUTIONS,
   REVIEW_STATUSES,
   STEP_STATES,
@@ -38,6 +39,7 @@ const LISTS: Record<string, readonly string[]> = {
   recovery_category: RECOVERY_CATEGORIES,
   recovery_trigger: RECOVERY_TRIGGERS,
   rejection_reason: REJECTION_REASONS,
+  repetition_policy: REPETITION_POLICIES,
   review_resolution: REVIEW_RESOLUTIONS,
   review_status: REVIEW_STATUSES,
   // The console's, not the engine's, but stored the same way.

@@ -1,19 +1,35 @@
 /**
- * Demo traffic against real PostgreSQL: it creates delivery workflows at about the configured
- * rate, each under its own idempotency key, and creates none after stop().
+ * Demo traffic through the public client against the real API route and PostgreSQL: it creates
+ * delivery requests at about the configured rate, each under its own idempotency key, and
+ * creates none after stop().
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { describe, expect, test as unitTest } from "vitest";
+import { afterAll, describe, expect, test as unitTest } from "vitest";
+import { createClient } from "fenceline/client";
+import { installAppKey } from "@/lib/auth/app-keys";
 import { dbTest as test } from "@/lib/db/test-database";
+import { pool } from "@/lib/db/pool";
+import { registerDelivery, routeFetch } from "@/lib/requests/test-support";
 import { DEFAULT_DELIVERY_MIX, parseDeliveryMix, pickDeliverVia, startDemoTraffic } from "./traffic";
+
+afterAll(async () => {
+  await pool().end();
+});
 
 const workflows = async (pool: import("pg").Pool) =>
   (await pool.query<{ kind: string; idempotency_key: string; requester: string }>("SELECT kind, idempotency_key, requester FROM workflow")).rows;
 
 test("creates workflows at about the configured rate and stops cleanly", async ({ db }) => {
+  process.env.DATABASE_URL = db.url;
+  await registerDelivery(db.pool);
+  const key = "fl_app_demo-traffic-test-key";
+  await installAppKey(db.pool, "demo", key, ["requests:create"], "test");
+  const client = createClient({ url: "http://fenceline.test", apiKey: key, fetch: routeFetch });
+  // Loaded before the clock starts: the route's first import is not the traffic's rate.
+  await import("@/app/api/requests/route");
   const lines: string[] = [];
   const startedAt = Date.now();
-  const traffic = startDemoTraffic({ pool: db.pool, ratePerMinute: 1_200, log: (line) => lines.push(line) });
+  const traffic = startDemoTraffic({ client, ratePerMinute: 1_200, log: (line) => lines.push(line) });
   await sleep(1_500);
   await traffic.stop();
   const elapsedMs = Date.now() - startedAt;
@@ -26,7 +42,7 @@ test("creates workflows at about the configured rate and stops cleanly", async (
   const rows = await workflows(db.pool);
   expect(rows).toHaveLength(traffic.created());
   expect(new Set(rows.map((row) => row.idempotency_key)).size).toBe(rows.length);
-  expect(rows.every((row) => row.kind === "delivery" && row.requester === "demo-traffic")).toBe(true);
+  expect(rows.every((row) => row.kind === "delivery" && row.requester === "app:demo")).toBe(true);
   expect(lines).toHaveLength(rows.length);
   expect(lines[0]).toMatch(/^created delivery \S+ via (idempotent|queryable|opaque) \(key demo-[0-9a-f]{8}-1\) \/track\/\S+$/);
 

@@ -1,13 +1,12 @@
 /**
- * Demo traffic: creates `delivery` workflows at a steady rate, spread over the destination
- * contracts by a weighted mix, so a fresh `npm start` has requests moving through every
- * recovery path. Requests are created one at a time; a slow database lowers the rate instead of
- * piling up requests.
+ * Demo traffic: creates `delivery` requests at a steady rate through the public client, as an
+ * adopter's backend would, spread over the destination contracts by a weighted mix, so a fresh
+ * `npm start` has requests moving through every recovery path. Requests are created one at a
+ * time; a slow server lowers the rate instead of piling up requests.
  */
 import { randomBytes } from "node:crypto";
-import type { Pool } from "pg";
-import { createWorkflow } from "@/lib/engine/workflow";
-import { DELIVER_VIA, deliveryWorkflow, type DeliverVia, type DeliveryRequest } from "./workflow";
+import type { FencelineClient } from "fenceline/client";
+import { DELIVER_VIA, DELIVERY_KIND, type DeliverVia, type DeliveryRequest, type DeliveryWorkflow } from "./workflow";
 
 /** Relative weight of each deliverVia; a weight of 0 leaves it out. */
 export type DeliveryMix = Readonly<Record<DeliverVia, number>>;
@@ -44,11 +43,11 @@ export function pickDeliverVia(mix: DeliveryMix, random: () => number): DeliverV
 }
 
 export type DemoTrafficOptions = {
-  readonly pool: Pool;
+  /** An app client whose key may create requests. */
+  readonly client: FencelineClient;
   /** Requests created per minute; must be positive. */
   readonly ratePerMinute: number;
   readonly mix?: DeliveryMix;
-  readonly requester?: string;
   readonly random?: () => number;
   /** One line per request created, and per failed attempt. */
   readonly log?: (line: string) => void;
@@ -69,7 +68,6 @@ export function startDemoTraffic(options: DemoTrafficOptions): DemoTraffic {
   const mix = options.mix ?? DEFAULT_DELIVERY_MIX;
   const random = options.random ?? Math.random;
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const requester = options.requester ?? "demo-traffic";
   // Keys unique to this run, so a restart never collides with an earlier run's requests.
   const run = randomBytes(4).toString("hex");
 
@@ -93,13 +91,13 @@ export function startDemoTraffic(options: DemoTrafficOptions): DemoTraffic {
     };
     const { key, request } = pending;
     try {
-      const workflow = await createWorkflow(options.pool, deliveryWorkflow(request, { requester, idempotencyKey: key }));
+      const workflow = await options.client.requests.create<DeliveryWorkflow>(DELIVERY_KIND, request, { idempotencyKey: key });
       pending = undefined;
       sequence += 1;
       if (workflow.created) created += 1;
       // The request may have committed before an error hid it: the key finds it instead of a duplicate.
       const what = workflow.created ? "created" : "already existed:";
-      log(`${what} delivery ${workflow.workflowId} via ${request.deliverVia} (key ${key}) /track/${workflow.trackingToken}`);
+      log(`${what} delivery ${workflow.id} via ${request.deliverVia} (key ${key}) ${workflow.trackUrl}`);
     } catch (error) {
       log(`could not create delivery (key ${key}), retrying with the same key: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -1,20 +1,21 @@
-/** The delivery request schema: valid input builds the four-step draft, bad input says what is wrong. */
+/**
+ * The delivery workflow as defined: its input schema says what is wrong with bad input, field by
+ * field, and its steps run prepare → reserve → deliver → notify, deliver on the adapter the
+ * request chooses.
+ */
 import { describe, expect, test } from "vitest";
-import { deliveryWorkflow, InvalidDeliveryRequestError, parseDeliveryRequest } from "./workflow";
+import { demoAdapters } from "./adapters";
+import { deliveryRequestSchema, deliveryWorkflow } from "./workflow";
 
-const errorOf = (input: unknown): string => {
-  try {
-    parseDeliveryRequest(input);
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidDeliveryRequestError);
-    return (error as Error).message;
-  }
-  throw new Error("the input was accepted");
+const messagesOf = (input: unknown): string[] => {
+  const parsed = deliveryRequestSchema.safeParse(input);
+  expect(parsed.success).toBe(false);
+  return parsed.success ? [] : parsed.error.issues.map((issue) => (issue.path.length ? `${issue.path.join(".")}: ${issue.message}` : issue.message));
 };
 
 describe("delivery request", () => {
   test("defaults deliverVia to idempotent and trims the recipient", () => {
-    expect(parseDeliveryRequest({ recipient: "  ana@example.test ", message: "hi" })).toEqual({
+    expect(deliveryRequestSchema.parse({ recipient: "  ana@example.test ", message: "hi" })).toEqual({
       recipient: "ana@example.test",
       message: "hi",
       deliverVia: "idempotent",
@@ -22,31 +23,37 @@ describe("delivery request", () => {
   });
 
   test.each([
-    [null, "invalid delivery request: must be an object"],
-    [{ message: "hi" }, "invalid delivery request: recipient: required"],
-    [{ recipient: 7, message: "hi" }, "invalid delivery request: recipient: must be a string"],
-    [{ recipient: "   ", message: "hi" }, "invalid delivery request: recipient: must not be empty"],
-    [{ recipient: "a", message: "x".repeat(2_001) }, "invalid delivery request: message: must be at most 2000 characters"],
-    [{ recipient: "a", message: "hi", deliverVia: "email" }, 'invalid delivery request: deliverVia: must be one of idempotent, queryable, opaque, got "email"'],
-    [{ recipient: "a", message: "hi", priority: 1 }, 'invalid delivery request: unknown field "priority"'],
+    [null, "must be an object"],
+    [{ message: "hi" }, "recipient: required"],
+    [{ recipient: 7, message: "hi" }, "recipient: must be a string"],
+    [{ recipient: "   ", message: "hi" }, "recipient: must not be empty"],
+    [{ recipient: "a", message: "x".repeat(2_001) }, "message: must be at most 2000 characters"],
+    [{ recipient: "a", message: "hi", deliverVia: "email" }, 'deliverVia: must be one of idempotent, queryable, opaque, got "email"'],
+    [{ recipient: "a", message: "hi", priority: 1 }, 'unknown field "priority"'],
   ])("rejects %j with a message naming the field", (input, message) => {
-    expect(errorOf(input)).toBe(message);
+    expect(messagesOf(input)).toEqual([message]);
   });
 
   test("lists every offending field at once", () => {
-    expect(errorOf({ recipient: "", deliverVia: "fax" })).toBe(
-      'invalid delivery request: recipient: must not be empty; message: required; deliverVia: must be one of idempotent, queryable, opaque, got "fax"',
-    );
-  });
-
-  test("builds prepare → reserve → deliver → notify, deliver on the chosen adapter", () => {
-    const draft = deliveryWorkflow({ recipient: "ana", message: "hi", deliverVia: "opaque" }, { requester: "test", idempotencyKey: "k1" });
-    expect(draft).toMatchObject({ kind: "delivery", requester: "test", idempotencyKey: "k1", input: { recipient: "ana", message: "hi", deliverVia: "opaque" } });
-    expect(draft.steps.map((step) => [step.name, step.adapter, step.stepClass, step.dependsOn ?? []])).toEqual([
-      ["prepare", "pure", "pure", []],
-      ["reserve", "fenced", "external", ["prepare"]],
-      ["deliver", "opaque", "external", ["reserve"]],
-      ["notify", "idempotent", "external", ["deliver"]],
+    expect(messagesOf({ recipient: "", deliverVia: "fax" })).toEqual([
+      "recipient: must not be empty",
+      "message: required",
+      'deliverVia: must be one of idempotent, queryable, opaque, got "fax"',
     ]);
   });
+});
+
+test("runs prepare → reserve → deliver → notify, deliver on the adapter the request chooses", () => {
+  const delivery = deliveryWorkflow(demoAdapters("http://127.0.0.1:9"));
+  expect(delivery).toMatchObject({ kind: "delivery", version: 1, title: "Delivery to {recipient}" });
+  expect(delivery.steps.map((step) => [step.name, step.class, step.dependsOn])).toEqual([
+    ["prepare", "pure", []],
+    ["reserve", "external", ["prepare"]],
+    ["deliver", "external", ["reserve"]],
+    ["notify", "external", ["deliver"]],
+  ]);
+  const [, reserve, deliver, notify] = delivery.steps;
+  expect(reserve!.adapter).toMatchObject({ name: "fenced" });
+  expect(deliver!.adapter).toMatchObject({ field: "deliverVia", options: { idempotent: { name: "idempotent" }, queryable: { name: "queryable" }, opaque: { name: "opaque" } } });
+  expect(notify!.adapter).toMatchObject({ name: "idempotent" });
 });

@@ -4,11 +4,11 @@
  *
  *   prepare (pure) → reserve (fenced) → deliver (idempotent | queryable | opaque) → notify (idempotent)
  *
- * Framework-free: `npm run demo:traffic` and the HTTP API build the same draft from the same input.
+ * Written against the public package only, as an adopter writes theirs.
  */
 import { z } from "zod";
-import { InvalidWorkflowError } from "@/lib/engine/errors";
-import type { StepDraft, WorkflowDraft } from "@/lib/engine/workflow";
+import { chooseAdapter, defineWorkflow, done, effect } from "fenceline";
+import type { DemoAdapters } from "./adapters";
 
 export const DELIVERY_KIND = "delivery";
 
@@ -38,47 +38,43 @@ export const deliveryRequestSchema = z.strictObject(
   },
   { error: (issue) => (issue.code === "unrecognized_keys" ? `unknown field ${issue.keys.map((key) => `"${key}"`).join(", ")}` : "must be an object") },
 );
-export type DeliveryRequest = z.output<typeof deliveryRequestSchema>;
+/** A delivery request as a client sends it (deliverVia may be left out). */
+export type DeliveryRequest = z.input<typeof deliveryRequestSchema>;
 
-export type RequestIssue = { readonly path: string; readonly message: string };
-
-/** A delivery request that does not match the schema; the message names every offending field. */
-export class InvalidDeliveryRequestError extends InvalidWorkflowError {
-  constructor(readonly issues: readonly RequestIssue[]) {
-    super(`invalid delivery request: ${issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join("; ")}`);
-  }
-}
-
-export function parseDeliveryRequest(input: unknown): DeliveryRequest {
-  const parsed = deliveryRequestSchema.safeParse(input);
-  if (parsed.success) return parsed.data;
-  throw new InvalidDeliveryRequestError(parsed.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })));
-}
-
-export type DeliveryOptions = {
-  readonly requester: string;
-  readonly idempotencyKey?: string | null;
-  readonly deadlineAt?: Date | null;
-};
-
-/** Validates the input and builds the workflow draft for `createWorkflow`. */
-export function deliveryWorkflow(input: unknown, options: DeliveryOptions): WorkflowDraft {
-  const request = parseDeliveryRequest(input);
-  const delivery = { recipient: request.recipient, message: request.message };
-  // No `resource` for the fenced step: the term is per step, so the resource must be too
-  // (the handler then uses the step id). Two steps sharing one would refuse each other's terms.
-  const steps: StepDraft[] = [
-    { name: "prepare", adapter: "pure", operation: "prepare", stepClass: "pure", input: delivery },
-    { name: "reserve", adapter: "fenced", operation: "reserve", stepClass: "external", input: { payload: { recipient: request.recipient } }, dependsOn: ["prepare"] },
-    { name: "deliver", adapter: request.deliverVia, operation: "deliver", stepClass: "external", input: { payload: delivery }, dependsOn: ["reserve"] },
-    { name: "notify", adapter: "idempotent", operation: "notify", stepClass: "external", input: { payload: { recipient: request.recipient, event: "delivered" } }, dependsOn: ["deliver"] },
-  ];
-  return {
+/** The `delivery` workflow on the synthetic destination's adapters. */
+export function deliveryWorkflow(adapters: DemoAdapters) {
+  return defineWorkflow({
     kind: DELIVERY_KIND,
-    input: request,
-    requester: options.requester,
-    idempotencyKey: options.idempotencyKey ?? null,
-    deadlineAt: options.deadlineAt ?? null,
-    steps,
-  };
+    version: 1,
+    input: deliveryRequestSchema,
+    title: "Delivery to {recipient}",
+    steps: {
+      prepare: {
+        milestone: { upcoming: "Request received", current: "Checking your request", done: "Request received" },
+        run: async (ctx) => done({ prepared: { recipient: ctx.input.recipient, message: ctx.input.message } }),
+      },
+      reserve: {
+        adapter: adapters.fenced,
+        dependsOn: ["prepare"],
+        milestone: { upcoming: "Reservation", current: "Reserving", done: "Reserved", service: "the reservation service" },
+        // The fencing term is per step, so the resource it guards must be too: two steps sharing
+        // one would refuse each other's terms.
+        run: async (ctx) => effect(await ctx.invoke({ payload: { recipient: ctx.input.recipient }, resource: ctx.stepId })),
+      },
+      deliver: {
+        adapter: chooseAdapter("deliverVia", { idempotent: adapters.idempotent, queryable: adapters.queryable, opaque: adapters.opaque }),
+        dependsOn: ["reserve"],
+        milestone: { upcoming: "Delivery", current: "Delivering", done: "Delivered", service: "the delivery service" },
+        run: async (ctx) => effect(await ctx.invoke({ payload: { recipient: ctx.input.recipient, message: ctx.input.message } })),
+      },
+      notify: {
+        adapter: adapters.idempotent,
+        dependsOn: ["deliver"],
+        milestone: { upcoming: "Confirmation", current: "Sending confirmation", done: "Confirmation sent", service: "the notification service" },
+        run: async (ctx) => effect(await ctx.invoke({ payload: { recipient: ctx.input.recipient, event: "delivered" } })),
+      },
+    },
+  });
 }
+
+export type DeliveryWorkflow = ReturnType<typeof deliveryWorkflow>;

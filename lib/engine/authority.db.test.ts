@@ -203,15 +203,16 @@ let cells = 0;
  */
 async function buildWorld(pool: Pool, targetAt: Checkpoint, bystanderAt: Checkpoint, superseded: boolean): Promise<World> {
   cells += 1;
-  // An adapter of its own, so this cell claims only its own steps.
+  // An adapter and kind of its own, so this cell claims only its own steps.
   const adapter = `matrix-${cells}`;
+  const served = [{ kind: adapter, version: 1 }];
   const step = { name: "only", adapter, operation: "write", stepClass: "pure" };
   const [target, bystander] = await createWorkflows(pool, [
-    { kind: "matrix", input: { cell: cells, role: "target" }, requester: "test", steps: [step] },
-    { kind: "matrix", input: { cell: cells, role: "bystander" }, requester: "test", steps: [step] },
+    { kind: adapter, input: { cell: cells, role: "target" }, requester: "test", steps: [step] },
+    { kind: adapter, input: { cell: cells, role: "bystander" }, requester: "test", steps: [step] },
   ]);
   const session = await registerSession(pool, "direct");
-  const claimed = await claimSteps(pool, session, [adapter], 2);
+  const claimed = await claimSteps(pool, session, served, 2);
   expect(claimed.map((c) => c.fencingTerm)).toEqual([1n, 1n]);
   const leaseOf = (stepId: string): LeaseHandle => ({ stepId, fencingTerm: 1n, sessionId: session });
   const world = { target: leaseOf(target!.stepIds.get("only")!), targetWorkflowId: target!.workflowId, bystander: leaseOf(bystander!.stepIds.get("only")!) };
@@ -223,7 +224,7 @@ async function buildWorld(pool: Pool, targetAt: Checkpoint, bystanderAt: Checkpo
   await setLeaseExpiry(pool, world.target.stepId, -1);
   // Earlier cells leave expired leases too: a batch large enough to reach this one.
   await runRecoveryScan(pool, { batchSize: 1_000, decidedBy: "test" });
-  const [again] = await claimSteps(pool, session, [adapter], 1);
+  const [again] = await claimSteps(pool, session, served, 1);
   expect(again).toMatchObject({ stepId: world.target.stepId, fencingTerm: 2n });
   await advance(pool, { ...world.target, fencingTerm: 2n }, targetAt);
   return world;

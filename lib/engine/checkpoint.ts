@@ -7,12 +7,7 @@ import { run, type NamedSql, type Queryable } from "./db";
 import { CheckpointOrderError } from "./errors";
 import { recordRejection, type RejectedPayload } from "./rejection";
 import * as sql from "./sql/checkpoint";
-import type { LeaseHandle } from "./types";
-
-export type CheckpointAck = {
-  /** The lease's new checkpoint version; renewals must present it. */
-  readonly checkpointVersion: number;
-};
+import type { CheckpointAck, LeaseHandle } from "./types";
 
 async function fencedCheckpoint<Row extends { checkpoint_version: number }>(
   db: Queryable,

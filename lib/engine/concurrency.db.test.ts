@@ -8,7 +8,7 @@ import { dbTest as test } from "@/lib/db/test-database";
 import { claimSteps } from "./lease";
 import { commitReceipts } from "./receipt";
 import { registerSession } from "./session";
-import { createSingleStepWorkflows } from "./test-support";
+import { createSingleStepWorkflows, servedFor } from "./test-support";
 
 const STEPS = 2_000;
 const CLAIMERS = 8;
@@ -35,7 +35,7 @@ test(`${CLAIMERS} claimers over ${STEPS} steps: never two live leases, every ste
     const session = await registerSession(db.pool, "direct");
     let done = 0;
     for (;;) {
-      const claimed = await claimSteps(db.pool, session, ["pure"], 25);
+      const claimed = await claimSteps(db.pool, session, servedFor("pure"), 25);
       if (claimed.length === 0) return done;
       const results = await commitReceipts(
         db.pool,

@@ -12,7 +12,7 @@ import { claimSteps } from "./lease";
 import { commitReceipts } from "./receipt";
 import { registerSession } from "./session";
 import { MAX_TERM } from "./sql/lease";
-import { createSingleStepWorkflows, truncateEngineTables } from "./test-support";
+import { createSingleStepWorkflows, truncateEngineTables, servedFor } from "./test-support";
 
 function fencedDouble(adapter: string, options: { highestSeen?: bigint; failInstall?: boolean; acceptsStale?: boolean } = {}) {
   let installed = 0n;
@@ -48,7 +48,7 @@ describe("epoch transition", () => {
     expect(await currentEpoch(db.pool)).toBe("6");
     // Claims resume, and new leases carry the new epoch.
     await createSingleStepWorkflows(db.pool, 1, { adapter: "fenced", operation: "o", stepClass: "pure" });
-    const [claimed] = await claimSteps(db.pool, await registerSession(db.pool, "direct"), ["fenced"], 1);
+    const [claimed] = await claimSteps(db.pool, await registerSession(db.pool, "direct"), servedFor("fenced"), 1);
     expect(claimed!.epoch).toBe(6n);
   });
 
@@ -92,16 +92,16 @@ describe("epoch transition", () => {
     await createSingleStepWorkflows(db.pool, 1, { adapter: "pure", operation: "noop", stepClass: "pure" });
     await db.pool.query("INSERT INTO epoch_transition (from_epoch, reason, requested_by) VALUES (1, 'in progress', 'test')");
     const session = await registerSession(db.pool, "direct");
-    expect(await claimSteps(db.pool, session, ["pure"], 1)).toEqual([]);
+    expect(await claimSteps(db.pool, session, servedFor("pure"), 1)).toEqual([]);
     await expect(runEpochTransition(db.pool, { reason: "again", requestedBy: "test", destinations: [] })).rejects.toBeInstanceOf(TransitionInProgressError);
     await db.pool.query("UPDATE epoch_transition SET state = 'completed', finished_at = now()");
-    expect(await claimSteps(db.pool, session, ["pure"], 1)).toHaveLength(1);
+    expect(await claimSteps(db.pool, session, servedFor("pure"), 1)).toHaveLength(1);
   });
 
   test("in-flight work is given time, then revoked, and recovery decides each from its evidence", async ({ db }) => {
     await createSingleStepWorkflows(db.pool, 2, { adapter: "pure", operation: "noop", stepClass: "pure" });
     const session = await registerSession(db.pool, "direct");
-    const [finishing, stuck] = await claimSteps(db.pool, session, ["pure"], 2);
+    const [finishing, stuck] = await claimSteps(db.pool, session, servedFor("pure"), 2);
     const transition = runEpochTransition(db.pool, { reason: "drain", requestedBy: "test", destinations: [], drainTimeoutMs: 400 });
     // One attempt finishes inside the drain window under the old epoch; the other never does.
     await commitReceipts(db.pool, session, [
@@ -125,15 +125,15 @@ describe("epoch transition", () => {
     expect(first.state).toBe("blocked");
     expect(first.destinations.fenced).toEqual({ installed: false, error: "fenced is unreachable" });
     const session = await registerSession(db.pool, "direct");
-    expect(await claimSteps(db.pool, session, ["fenced"], 1)).toEqual([]);
-    expect(await claimSteps(db.pool, session, ["other"], 1)).toHaveLength(1);
+    expect(await claimSteps(db.pool, session, servedFor("fenced"), 1)).toEqual([]);
+    expect(await claimSteps(db.pool, session, servedFor("other"), 1)).toHaveLength(1);
     const { rows } = await db.pool.query("SELECT adapter, epoch::text, reason FROM destination_block");
     expect(rows).toEqual([{ adapter: "fenced", epoch: "2", reason: "epoch 2 not installed: fenced is unreachable" }]);
     expect(await epochStatus(db.pool)).toMatchObject({ epoch: "2", transition: null, blocked: [{ adapter: "fenced", reason: "epoch 2 not installed: fenced is unreachable" }] });
 
     const second = await runEpochTransition(db.pool, { reason: "retry", requestedBy: "test", destinations: [fencedDouble("fenced")], drainTimeoutMs: 0 });
     expect(second).toMatchObject({ toEpoch: 3n, state: "completed" });
-    expect(await claimSteps(db.pool, session, ["fenced"], 1)).toHaveLength(1);
+    expect(await claimSteps(db.pool, session, servedFor("fenced"), 1)).toHaveLength(1);
     expect((await epochStatus(db.pool)).blocked).toEqual([]);
   });
 
@@ -151,7 +151,7 @@ describe("fencing term overflow", () => {
     await db.pool.query("UPDATE step SET fencing_term = $2 WHERE id = $1", [nearMax, (maxTerm - 1n).toString()]);
     await db.pool.query("UPDATE step SET fencing_term = $2 WHERE id = $1", [atMax, maxTerm.toString()]);
     const session = await registerSession(db.pool, "direct");
-    const claimed = await claimSteps(db.pool, session, ["pure"], 10);
+    const claimed = await claimSteps(db.pool, session, servedFor("pure"), 10);
     expect(new Map(claimed.map((step) => [step.stepId, step.fencingTerm]))).toEqual(new Map([[nearMax!, maxTerm], [ordinary!, 1n]]));
     const { rows } = await db.pool.query("SELECT state, fencing_term::text FROM step WHERE id = $1", [atMax]);
     expect(rows).toEqual([{ state: "ready", fencing_term: MAX_TERM }]);

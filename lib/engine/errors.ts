@@ -58,6 +58,56 @@ export class ReleaseRefusedError extends FencelineError {
   }
 }
 
+/**
+ * A registration presents a workflow kind and version, or an adapter name and version, that is
+ * already registered with another shape. A change needs a new version.
+ */
+export class DefinitionConflictError extends FencelineError {
+  readonly code = "definition_conflict";
+  constructor(
+    /** `workflow checkout@1` or `adapter payments@1`. */
+    readonly subject: string,
+    readonly differences: readonly string[],
+  ) {
+    super(`${subject} is already registered with another shape (${differences.join("; ")}); register the change as a new version`);
+  }
+}
+
+/** A registration that is not consistent as data, or names step classes that do not exist. */
+export class InvalidDefinitionError extends FencelineError {
+  readonly code = "invalid_definition";
+  constructor(readonly problems: readonly string[]) {
+    super(`the definitions cannot be registered: ${problems.join("; ")}`);
+  }
+}
+
+export type InputIssue = { readonly path: string; readonly message: string };
+
+/** A request's input does not match its workflow's input schema; `issues` names each field. */
+export class InvalidInputError extends FencelineError {
+  readonly code = "invalid_input";
+  constructor(
+    readonly subject: string,
+    readonly issues: readonly InputIssue[],
+  ) {
+    super(`invalid input for ${subject}: ${issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join("; ")}`);
+  }
+}
+
+/** A request names a workflow kind (or version) that no worker has registered. */
+export class UnknownKindError extends FencelineError {
+  readonly code = "unknown_kind";
+  constructor(
+    readonly kind: string,
+    readonly version: number | null,
+    readonly known: readonly { kind: string; versions: readonly number[] }[],
+  ) {
+    const what = version === null ? `workflow kind "${kind}"` : `workflow ${kind}@${version}`;
+    const existing = known.length === 0 ? "none is registered yet: start a worker that serves it" : `registered: ${known.map((k) => `${k.kind}@${k.versions.join(",")}`).join("; ")}`;
+    super(`no ${what} is registered (${existing})`);
+  }
+}
+
 /** An epoch transition was asked for while another is under way; one runs at a time. */
 export class TransitionInProgressError extends FencelineError {
   readonly code = "transition_in_progress";
@@ -79,5 +129,16 @@ export class NoOpenLeaseError extends FencelineError {
   readonly code = "no_open_lease";
   constructor(readonly stepId: string) {
     super(`step ${stepId} holds no open lease: nothing to revoke`);
+  }
+}
+
+/** A request that is no longer active cannot be cancelled: it already ended this way. */
+export class RequestEndedError extends FencelineError {
+  readonly code = "request_ended";
+  constructor(
+    readonly workflowId: string,
+    readonly status: string,
+  ) {
+    super(`request ${workflowId} is ${status}: only an active request can be cancelled`);
   }
 }

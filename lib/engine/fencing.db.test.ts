@@ -11,7 +11,7 @@ import { claimSteps, renewLeases } from "./lease";
 import { commitReceipts } from "./receipt";
 import { runRecoveryScan } from "./recovery";
 import { registerSession } from "./session";
-import { createSingleStepWorkflows, setLeaseExpiry } from "./test-support";
+import { createSingleStepWorkflows, setLeaseExpiry, servedFor } from "./test-support";
 import type { ClaimedStep, LeaseHandle } from "./types";
 import { digestOf } from "./digest";
 
@@ -23,13 +23,13 @@ async function staleWorkerScenario(pool: import("pg").Pool) {
   const [stepId] = await createSingleStepWorkflows(pool, 1, { adapter: "pure", operation: "noop", stepClass: "pure" });
   const a = await registerSession(pool, "direct");
   const b = await registerSession(pool, "direct");
-  const [claimedByA] = await claimSteps(pool, a, ["pure"], 1);
+  const [claimedByA] = await claimSteps(pool, a, servedFor("pure"), 1);
   const leaseA: LeaseHandle = { stepId: stepId!, fencingTerm: claimedByA!.fencingTerm, sessionId: a };
   await persistRequestIdentity(pool, leaseA, "fl-proposed", "1");
   await beginInvocation(pool, leaseA);
   await setLeaseExpiry(pool, stepId!, -1);
   await runRecoveryScan(pool, { batchSize: 10, decidedBy: "test" });
-  const [claimedByB] = await claimSteps(pool, b, ["pure"], 1);
+  const [claimedByB] = await claimSteps(pool, b, servedFor("pure"), 1);
   const leaseB: LeaseHandle = { stepId: stepId!, fencingTerm: claimedByB!.fencingTerm, sessionId: b };
   return { stepId: stepId!, a, b, leaseA, leaseB, claimedByB: claimedByB as ClaimedStep };
 }

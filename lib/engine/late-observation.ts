@@ -8,13 +8,7 @@ import { run, type Queryable } from "./db";
 import { NotFoundError } from "./errors";
 import { evidenceOf } from "./rejection";
 import * as sql from "./sql/late-observation";
-import type { LeaseHandle } from "./types";
-
-export type LateObservation = {
-  readonly operation: string;
-  readonly externalReference: string | null;
-  readonly result: unknown;
-};
+import type { LateObservation, LeaseHandle } from "./types";
 
 export async function postLateObservation(db: Queryable, lease: LeaseHandle, observation: LateObservation): Promise<string> {
   const [row] = await run<{ id: string }>(db, sql.postLateObservation, [

@@ -7,14 +7,14 @@ import { describe, expect } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
 import { claimSteps, renewLeases } from "./lease";
 import { registerSession } from "./session";
-import { createSingleStepWorkflows, setLeaseExpiry } from "./test-support";
+import { createSingleStepWorkflows, setLeaseExpiry, servedFor } from "./test-support";
 import { cancelWorkflow } from "./workflow";
 import type { ClaimedStep } from "./types";
 
 const pure = { adapter: "pure", operation: "noop", stepClass: "pure" } as const;
 
 async function claimOne(pool: import("pg").Pool, session: string): Promise<ClaimedStep> {
-  const [claimed] = await claimSteps(pool, session, ["pure"], 1);
+  const [claimed] = await claimSteps(pool, session, servedFor("pure"), 1);
   if (!claimed) throw new Error("nothing to claim");
   return claimed;
 }
@@ -41,7 +41,7 @@ describe("claim", () => {
   test("never hands the same step to two sessions", async ({ db }) => {
     await createSingleStepWorkflows(db.pool, 1, pure);
     const [a, b] = [await registerSession(db.pool, "direct"), await registerSession(db.pool, "direct")];
-    const claims = await Promise.all([claimSteps(db.pool, a, ["pure"], 5), claimSteps(db.pool, b, ["pure"], 5)]);
+    const claims = await Promise.all([claimSteps(db.pool, a, servedFor("pure"), 5), claimSteps(db.pool, b, servedFor("pure"), 5)]);
     expect(claims.flat()).toHaveLength(1);
   });
 
@@ -53,7 +53,7 @@ describe("claim", () => {
     let first: ClaimedStep[];
     let prepared: string[];
     try {
-      first = await claimSteps(client, session, ["claim-split"], 100);
+      first = await claimSteps(client, session, servedFor("claim-split"), 100);
       const { rows } = await client.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name LIKE 'fl_claim%' ORDER BY name");
       prepared = rows.map((row) => row.name);
     } finally {
@@ -62,11 +62,11 @@ describe("claim", () => {
     // One statement per limit: the limits a connection prepares stay few.
     expect(prepared).toEqual(expect.arrayContaining(["fl_claim_ready_steps_36", "fl_claim_ready_steps_64"]));
     expect(prepared).not.toContain("fl_claim_ready_steps_100");
-    const second = await claimSteps(db.pool, session, ["claim-split"], 100);
+    const second = await claimSteps(db.pool, session, servedFor("claim-split"), 100);
     expect(first).toHaveLength(100);
     expect(second).toHaveLength(50);
     expect(new Set([...first, ...second].map((step) => step.stepId))).toEqual(new Set(stepIds));
-    expect(await claimSteps(db.pool, session, ["claim-split"], 100)).toEqual([]);
+    expect(await claimSteps(db.pool, session, servedFor("claim-split"), 100)).toEqual([]);
   });
 
   test("skips steps of a cancelled workflow and steps not yet eligible", async ({ db }) => {
@@ -75,7 +75,7 @@ describe("claim", () => {
     const { rows } = await db.pool.query<{ workflow_id: string }>("SELECT workflow_id FROM step WHERE id = $1", [cancelled]);
     await cancelWorkflow(db.pool, rows[0]!.workflow_id, "test");
     const session = await registerSession(db.pool, "direct");
-    expect(await claimSteps(db.pool, session, ["pure"], 5)).toEqual([]);
+    expect(await claimSteps(db.pool, session, servedFor("pure"), 5)).toEqual([]);
   });
 
   test("the partial unique index refuses a second open lease for a step (invariant 1)", async ({ db }) => {
@@ -165,7 +165,7 @@ describe("renew", () => {
   test("refuses with a reason: superseded, workflow inactive, deadline reached, policy changed, checkpoint version mismatch", async ({ db }) => {
     const steps = await createSingleStepWorkflows(db.pool, 5, pure);
     const session = await registerSession(db.pool, "direct");
-    const claimed = await claimSteps(db.pool, session, ["pure"], 5);
+    const claimed = await claimSteps(db.pool, session, servedFor("pure"), 5);
     const byStep = new Map(claimed.map((c) => [c.stepId, c]));
     const [superseded, cancelled, deadline, policy, checkpoint] = steps.map((id) => byStep.get(id)!);
 

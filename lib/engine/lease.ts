@@ -6,20 +6,25 @@ import { run, type Queryable } from "./db";
 import { ReleaseRefusedError } from "./errors";
 import { recordRejection } from "./rejection";
 import * as sql from "./sql/lease";
-import type { ClaimedStep, LeaseHandle, RenewRequest, RenewResult } from "./types";
+import type { ClaimedStep, LeaseHandle, ReleaseOptions, RenewRequest, RenewResult, WorkflowVersion } from "./types";
 import type { AttemptMode, RenewalRefusalReason } from "./vocabulary";
 
 type ClaimRow = {
   step_id: string;
   workflow_id: string;
+  kind: string;
+  workflow_version: number;
+  step_name: string;
   attempt_id: string;
   fencing_term: string;
   epoch: string;
   mode: AttemptMode;
   request_identity: string | null;
   input: unknown;
+  dependency_results: Record<string, unknown>;
   input_digest: string;
   adapter: string;
+  adapter_version: string;
   operation: string;
   step_class: string;
   attempts_started: number;
@@ -40,11 +45,11 @@ type ClaimRow = {
  */
 const CLAIM_STATEMENT_STEP = 64;
 
-/** Claims up to `limit` ready steps of the given adapters for one worker session. */
+/** Claims up to `limit` ready steps of the workflow versions one worker session serves. */
 export async function claimSteps(
   db: Queryable,
   sessionId: string,
-  adapters: readonly string[],
+  served: readonly WorkflowVersion[],
   limit: number,
 ): Promise<ClaimedStep[]> {
   const rows: ClaimRow[] = [];
@@ -53,7 +58,7 @@ export async function claimSteps(
     const batch = wanted <= CLAIM_STATEMENT_STEP ? wanted : wanted - (wanted % CLAIM_STATEMENT_STEP);
     let claimed: ClaimRow[];
     try {
-      claimed = await run<ClaimRow>(db, sql.claimReadySteps(batch), [sessionId, adapters]);
+      claimed = await run<ClaimRow>(db, sql.claimReadySteps(batch), [sessionId, served.map((w) => w.kind), served.map((w) => w.version)]);
     } catch (error) {
       // Steps claimed by an earlier statement hold committed leases: hand them out, and let the
       // next claim meet the error.
@@ -66,14 +71,19 @@ export async function claimSteps(
   return rows.map((row) => ({
     stepId: row.step_id,
     workflowId: row.workflow_id,
+    kind: row.kind,
+    workflowVersion: row.workflow_version,
+    stepName: row.step_name,
     attemptId: row.attempt_id,
     fencingTerm: BigInt(row.fencing_term),
     epoch: BigInt(row.epoch),
     mode: row.mode,
     requestIdentity: row.request_identity,
     input: row.input,
+    dependencyResults: row.dependency_results,
     inputDigest: row.input_digest,
     adapter: row.adapter,
+    adapterVersion: row.adapter_version,
     operation: row.operation,
     stepClass: row.step_class,
     attemptsStarted: row.attempts_started,
@@ -118,13 +128,6 @@ export async function renewLeases(
       : { stepId: row.step_id, renewed: false, reason: row.reason },
   );
 }
-
-export type ReleaseOptions = {
-  /** The step becomes eligible again this long from now: a wait that holds no lease. */
-  readonly delayMs?: number;
-  /** The invocation began, but the destination answered that it applied nothing. */
-  readonly effectAbsent?: boolean;
-};
 
 /**
  * Hands back work whose invocation has not begun (graceful shutdown, waiting for capacity), or

@@ -9,10 +9,12 @@ import { dbTest as test } from "@/lib/db/test-database";
 import { beginInvocation, persistRequestIdentity } from "./checkpoint";
 import { AuthorityLostError } from "./errors";
 import { claimSteps } from "./lease";
-import { acquirePermit, holdPermit, isPermit, releasePermit, sweepPermits, type Permit, type PermitRequest } from "./permit";
+import { acquirePermit, holdPermit, releasePermit, sweepPermits } from "./permit";
+import { isPermit } from "./permit-policy";
+import type { Permit, PermitRequest } from "./types";
 import { commitReceipts } from "./receipt";
 import { registerSession } from "./session";
-import { createSingleStepWorkflows, truncateEngineTables } from "./test-support";
+import { createSingleStepWorkflows, truncateEngineTables, servedFor } from "./test-support";
 import type { LeaseHandle } from "./types";
 
 const request = (limit: number): PermitRequest => ({ adapter: "dest", operationClass: "create", limit, ttlMs: 5_000, requestIdentity: null });
@@ -20,7 +22,7 @@ const request = (limit: number): PermitRequest => ({ adapter: "dest", operationC
 async function leases(pool: Pool, count: number): Promise<LeaseHandle[]> {
   await createSingleStepWorkflows(pool, count, { adapter: "dest", operation: "deliver", stepClass: "external" });
   const session = await registerSession(pool, "direct");
-  const claimed = await claimSteps(pool, session, ["dest"], count);
+  const claimed = await claimSteps(pool, session, servedFor("dest"), count);
   return claimed.map((step) => ({ stepId: step.stepId, fencingTerm: step.fencingTerm, sessionId: session }));
 }
 

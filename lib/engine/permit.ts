@@ -7,26 +7,8 @@
 import { run, type Queryable } from "./db";
 import { recordRejection } from "./rejection";
 import * as sql from "./sql/permit";
-import type { LeaseHandle } from "./types";
-
-export type PermitRequest = {
-  readonly adapter: string;
-  readonly operationClass: "create" | "query";
-  readonly limit: number;
-  /** How long the permit lasts if its holder vanishes: the call's timeout plus a margin. */
-  readonly ttlMs: number;
-  readonly requestIdentity: string | null;
-};
-
-export type Permit = { readonly permitId: string; readonly expiresAt: Date };
-
-/** How long after expiry an unanswered call's permit stays held, in permit lifetimes: longer than any call can run. */
-export const HELD_PERMIT_FACTOR = 3;
-
-export type PermitRefusal = {
-  /** When capacity can free up: null while some permit is active (calls end quickly). */
-  readonly waitMs: number | null;
-};
+import { HELD_PERMIT_FACTOR } from "./permit-policy";
+import type { LeaseHandle, Permit, PermitRefusal, PermitRequest } from "./types";
 
 /**
  * Takes a permit for the lease's attempt. Returns the permit, or a refusal saying how long to
@@ -53,7 +35,6 @@ export async function acquirePermit(db: Queryable, lease: LeaseHandle, request: 
   return { waitMs: row.wait_ms };
 }
 
-export const isPermit = (outcome: Permit | PermitRefusal): outcome is Permit => "permitId" in outcome;
 
 export async function releasePermit(db: Queryable, permitId: string): Promise<void> {
   await run(db, sql.releasePermit, [permitId]);

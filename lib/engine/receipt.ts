@@ -8,26 +8,9 @@ import { inTransaction, run, type Queryable } from "./db";
 import type { AuthorityLostError } from "./errors";
 import { recordRejections } from "./rejection";
 import * as sql from "./sql/receipt";
-import type { LeaseHandle } from "./types";
+import type { ReceiptRequest, ReceiptResult, StepConclusion } from "./types";
 import type { VerificationMethod } from "./vocabulary";
 
-
-/** The explicit terminal outcome a handler returns; silence is reserved for failure. */
-export type StepConclusion =
-  | {
-      readonly kind: "effect";
-      readonly externalReference: string | null;
-      readonly result: unknown;
-      readonly verification: Exclude<VerificationMethod, "manual_review" | "no_action_needed">;
-    }
-  | { readonly kind: "no_action_needed"; readonly reason: string }
-  | { readonly kind: "skip"; readonly reason: string };
-
-export type ReceiptRequest = { readonly lease: LeaseHandle; readonly conclusion: StepConclusion };
-
-export type ReceiptResult =
-  | { readonly stepId: string; readonly committed: true; readonly receiptId: string }
-  | { readonly stepId: string; readonly committed: false; readonly error: AuthorityLostError };
 
 export type CompletionRequest = {
   readonly attemptId: string;

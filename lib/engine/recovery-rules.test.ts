@@ -3,10 +3,21 @@
  * ambiguous step goes straight back to ready.
  */
 import { describe, expect, it } from "vitest";
-import { pureContract, unknownContract, type AdapterContract } from "@/lib/adapters/contract";
+import { pureContract, type AdapterContract } from "@/lib/adapters/contract";
 import { decideRecovery, type RecoveryEvidence } from "./recovery-rules";
 
-const opaque: AdapterContract = unknownContract("opaque");
+const opaque: AdapterContract = {
+  name: "opaque",
+  version: "1",
+  externalEffect: true,
+  idempotencyKeys: false,
+  statusQuery: false,
+  fenceEnforcement: false,
+  repetition: "prohibited",
+  timeoutMs: 10_000,
+  concurrencyLimit: 1,
+  operationClasses: ["create"],
+};
 const idempotent: AdapterContract = { ...opaque, name: "idempotent", idempotencyKeys: true, repetition: "idempotency_protected" };
 const queryable: AdapterContract = { ...opaque, name: "queryable", statusQuery: true, repetition: "reconcilable" };
 const fenced: AdapterContract = { ...opaque, name: "fenced", fenceEnforcement: true, repetition: "idempotency_protected" };
@@ -21,6 +32,7 @@ const evidence = (overrides: Partial<RecoveryEvidence>): RecoveryEvidence => ({
   earlierOutcomeUnknown: false,
   receiptExists: false,
   lateObservations: [],
+  adapter: { name: "opaque", version: "1" },
   contract: opaque,
   attemptsStarted: 1,
   attemptBudget: 5,
@@ -97,6 +109,15 @@ describe("recovery table", () => {
 
   it("acknowledges a step that already has a receipt, never re-executing it", () => {
     expect(decideRecovery(evidence({ receiptExists: true }))).toEqual({ category: "acknowledge" });
+  });
+
+  it("sends an invoked step whose adapter has no registered contract to review, naming the adapter", () => {
+    const decision = decideRecovery(evidence({ contract: null, adapter: { name: "payments", version: "3" } }));
+    expect(decision).toEqual({ category: "review", reason: expect.stringContaining("no contract is registered for adapter payments@3") });
+  });
+
+  it("still makes a step ready before its invocation began, with or without a contract", () => {
+    expect(decideRecovery(evidence({ contract: null, checkpoint: "created", requestIdentity: null }))).toEqual({ category: "make_ready", nextMode: "execute" });
   });
 
   it("never sends an ambiguous step straight back to ready, whatever the contract", () => {

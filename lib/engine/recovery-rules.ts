@@ -33,7 +33,13 @@ export type RecoveryEvidence = {
   readonly earlierOutcomeUnknown: boolean;
   readonly receiptExists: boolean;
   readonly lateObservations: readonly LateObservationEvidence[];
-  readonly contract: AdapterContract;
+  /** The adapter the step runs on. */
+  readonly adapter: { readonly name: string; readonly version: string };
+  /**
+   * Its registered contract, or null when none is registered for that name and version: an
+   * unknown contract promises nothing, so an unknown outcome goes to a person.
+   */
+  readonly contract: AdapterContract | null;
   readonly attemptsStarted: number;
   readonly attemptBudget: number;
   readonly workflowStatus: WorkflowStatus;
@@ -102,7 +108,7 @@ function decideBeforeInvocation(evidence: RecoveryEvidence): RecoveryDecision {
   const stop = reasonToStop(evidence);
   if (stop) {
     // Stopping is only silent when no earlier call may have acted; otherwise a person decides.
-    if (evidence.earlierOutcomeUnknown && evidence.contract.externalEffect) {
+    if (evidence.earlierOutcomeUnknown && (evidence.contract?.externalEffect ?? true)) {
       return { category: "review", reason: `${stop.reason} while an earlier attempt's outcome is unknown` };
     }
     return stop;
@@ -117,6 +123,12 @@ function decideBeforeInvocation(evidence: RecoveryEvidence): RecoveryDecision {
 
 function decideAfterInvocation(evidence: RecoveryEvidence): RecoveryDecision {
   const { contract } = evidence;
+  if (contract === null) {
+    return {
+      category: "review",
+      reason: `outcome unknown: no contract is registered for adapter ${evidence.adapter.name}@${evidence.adapter.version}, so nothing says a repeat is safe`,
+    };
+  }
   if (!contract.externalEffect) {
     return reasonToStop(evidence) ?? { category: "make_ready", nextMode: "execute" };
   }

@@ -9,7 +9,7 @@ import { beginInvocation, observeResponse, persistRequestIdentity } from "./chec
 import { claimSteps } from "./lease";
 import { reportFailure, revokeLease, runRecoveryScan } from "./recovery";
 import { registerSession } from "./session";
-import { createSingleStepWorkflows, setLeaseExpiry, stepState, truncateEngineTables } from "./test-support";
+import { createSingleStepWorkflows, setLeaseExpiry, stepState, truncateEngineTables, servedFor } from "./test-support";
 import type { LeaseHandle } from "./types";
 
 // No adapter named "opaque" is registered, so it gets the most conservative contract.
@@ -18,7 +18,7 @@ const pure = { adapter: "pure", operation: "noop", stepClass: "pure" } as const;
 
 async function claimAll(pool: import("pg").Pool, adapter: string, count: number) {
   const session = await registerSession(pool, "direct");
-  const claimed = await claimSteps(pool, session, [adapter], count);
+  const claimed = await claimSteps(pool, session, servedFor(adapter), count);
   return claimed.map((c): LeaseHandle => ({ stepId: c.stepId, fencingTerm: c.fencingTerm, sessionId: session }));
 }
 
@@ -65,7 +65,7 @@ describe("the recovery scan classifies by evidence", () => {
     expect(await stepState(db.pool, stepId!)).toBe("indeterminate");
     const { rows } = await db.pool.query("SELECT status, reason, evidence->>'checkpoint' AS checkpoint FROM review_case WHERE step_id = $1", [stepId]);
     expect(rows).toEqual([{ status: "open", reason: expect.stringContaining("outcome unknown"), checkpoint: "invocation_began" }]);
-    expect(await claimSteps(db.pool, lease!.sessionId, ["opaque"], 5)).toEqual([]);
+    expect(await claimSteps(db.pool, lease!.sessionId, servedFor("opaque"), 5)).toEqual([]);
   });
 
   test("response observed but receipt missing: reconciled into a receipt, dependants released", async ({ db }) => {

@@ -7,7 +7,7 @@
  * receipt, open a review case, acknowledge, or give up.
  */
 import type { Pool, PoolClient } from "pg";
-import { contractFor } from "@/lib/adapters/contract";
+import { contractFromStored, type StoredContract } from "./contract";
 import { inTransaction, run } from "./db";
 import { AuthorityLostError } from "./errors";
 import { recordRejection } from "./rejection";
@@ -39,6 +39,9 @@ type EvidenceRow = {
   observed_effect: EffectObservation | null;
   earlier_outcome_unknown: boolean;
   adapter: string;
+  adapter_version: string;
+  /** Null when no contract is registered for the adapter's name and version. */
+  contract: StoredContract | null;
   attempt_budget: number;
   attempts_started: number;
   workflow_status: WorkflowStatus;
@@ -65,7 +68,8 @@ function decide(row: EvidenceRow, trigger: RecoveryTrigger): RecoveryDecision {
     earlierOutcomeUnknown: row.earlier_outcome_unknown,
     receiptExists: row.receipt_exists,
     lateObservations: row.late_observations,
-    contract: contractFor(row.adapter),
+    adapter: { name: row.adapter, version: row.adapter_version },
+    contract: contractFromStored(row.contract),
     attemptsStarted: row.attempts_started,
     attemptBudget: row.attempt_budget,
     workflowStatus: row.workflow_status,
@@ -74,7 +78,7 @@ function decide(row: EvidenceRow, trigger: RecoveryTrigger): RecoveryDecision {
 }
 
 function evidenceSummary(row: EvidenceRow, trigger: RecoveryTrigger) {
-  const contract = contractFor(row.adapter);
+  const { contract } = row;
   return {
     trigger,
     checkpoint: row.checkpoint,
@@ -85,8 +89,10 @@ function evidenceSummary(row: EvidenceRow, trigger: RecoveryTrigger) {
     earlierOutcomeUnknown: row.earlier_outcome_unknown,
     receiptExists: row.receipt_exists,
     lateObservationIds: row.late_observations.map((o) => o.id),
-    adapter: { name: contract.name, version: contract.version, idempotencyKeys: contract.idempotencyKeys,
-      statusQuery: contract.statusQuery, fenceEnforcement: contract.fenceEnforcement, repetition: contract.repetition },
+    adapter: contract
+      ? { name: contract.name, version: contract.version, idempotencyKeys: contract.idempotencyKeys, statusQuery: contract.statusQuery,
+          fenceEnforcement: contract.fenceEnforcement, repetition: contract.repetition }
+      : { name: row.adapter, version: row.adapter_version, contract: "not registered" },
     attemptsStarted: row.attempts_started,
     attemptBudget: row.attempt_budget,
     workflowStatus: row.workflow_status,

@@ -9,7 +9,7 @@ import { claimSteps } from "./lease";
 import { commitReceipts } from "./receipt";
 import { pruneAuditDetail } from "./retention";
 import { registerSession } from "./session";
-import { createSingleStepWorkflows, truncateEngineTables } from "./test-support";
+import { createSingleStepWorkflows, truncateEngineTables, servedFor } from "./test-support";
 
 const DAY_MS = 86_400_000;
 
@@ -51,7 +51,7 @@ async function oldEvidence(pool: import("pg").Pool, stepId: string) {
 test("prunes old audit detail of settled steps; keeps recent detail, safety state, and everything of a step under review", async ({ db }) => {
   const [settled, underReview] = await createSingleStepWorkflows(db.pool, 2, { adapter: "dest", operation: "deliver", stepClass: "external" });
   const session = await registerSession(db.pool, "direct");
-  const claimed = await claimSteps(db.pool, session, ["dest"], 2);
+  const claimed = await claimSteps(db.pool, session, servedFor("dest"), 2);
   const lease = (stepId: string) => {
     const step = claimed.find((c) => c.stepId === stepId)!;
     return { stepId, fencingTerm: step.fencingTerm, sessionId: session };
@@ -79,7 +79,7 @@ test("prunes old audit detail of settled steps; keeps recent detail, safety stat
 test("outside the retention job history stays append-only, and receipts are never deleted, not even by it", async ({ db }) => {
   const [stepId] = await createSingleStepWorkflows(db.pool, 1, { adapter: "dest", operation: "deliver", stepClass: "external" });
   const session = await registerSession(db.pool, "direct");
-  const [step] = await claimSteps(db.pool, session, ["dest"], 1);
+  const [step] = await claimSteps(db.pool, session, servedFor("dest"), 1);
   await commitReceipts(db.pool, session, [
     { lease: { stepId: stepId!, fencingTerm: step!.fencingTerm, sessionId: session }, conclusion: { kind: "effect", externalReference: "x-1", result: null, verification: "direct_response" } },
   ]);

@@ -3,8 +3,42 @@
  * lease's expiry on the database clock. Used by *.db.test.ts and *.scenario.test.ts only.
  */
 import type { Pool } from "pg";
+import type { RegisteredAdapter } from "@/lib/definitions/registration";
 import type { Queryable } from "./db";
+import { registerAdapters } from "./registration";
+import type { WorkflowVersion } from "./types";
 import { createWorkflows, type StepDraft } from "./workflow";
+
+/**
+ * The workflow kind a test step on `adapter` belongs to: one kind per adapter, so a claim can
+ * target one adapter's steps by the kind it serves.
+ */
+export const testKindOf = (adapter: string): string => `test-${adapter}`;
+
+/** What a session serves to claim the test steps on these adapters. */
+export const servedFor = (...adapters: string[]): WorkflowVersion[] => adapters.map((adapter) => ({ kind: testKindOf(adapter), version: 1 }));
+
+const contract = (name: string, flags: Pick<RegisteredAdapter, "idempotencyKeys" | "statusQuery" | "fenceEnforcement" | "repetition">): RegisteredAdapter => ({
+  name,
+  version: "1",
+  ...flags,
+  timeoutMs: 5_000,
+  concurrencyLimit: 8,
+  epochAdminUrl: null,
+});
+
+/** One contract of each kind of destination, under the adapter names the engine tests use. */
+export const TEST_CONTRACTS = {
+  fenced: contract("fenced", { idempotencyKeys: false, statusQuery: false, fenceEnforcement: true, repetition: "idempotency_protected" }),
+  idempotent: contract("idempotent", { idempotencyKeys: true, statusQuery: false, fenceEnforcement: false, repetition: "idempotency_protected" }),
+  queryable: contract("queryable", { idempotencyKeys: false, statusQuery: true, fenceEnforcement: false, repetition: "reconcilable" }),
+  opaque: contract("opaque", { idempotencyKeys: false, statusQuery: false, fenceEnforcement: false, repetition: "prohibited" }),
+} as const;
+
+/** Registers contracts as a worker's registration would (the four test contracts by default). */
+export async function registerTestContracts(db: Queryable, adapters: readonly RegisteredAdapter[] = Object.values(TEST_CONTRACTS)): Promise<void> {
+  await registerAdapters(db, adapters);
+}
 
 /** A step class with a short lease, so tests that wait for expiry stay fast. */
 export async function createStepClass(
@@ -19,16 +53,19 @@ export async function createStepClass(
   );
 }
 
-/** Creates `count` workflows of one step each; returns their step ids. */
-export async function createSingleStepWorkflows(pool: Pool, count: number, step: Omit<StepDraft, "name">): Promise<string[]> {
+/**
+ * Creates `count` workflows of one step each, of kind testKindOf(step.adapter), with `input` as
+ * every request's input (`{ n }` by default); returns their step ids.
+ */
+export async function createSingleStepWorkflows(pool: Pool, count: number, { input, ...step }: Omit<StepDraft, "name"> & { input?: unknown }): Promise<string[]> {
   const ids: string[] = [];
   for (let offset = 0; offset < count; offset += 500) {
     const size = Math.min(500, count - offset);
     const created = await createWorkflows(
       pool,
       Array.from({ length: size }, (_, i) => ({
-        kind: "test",
-        input: { n: offset + i },
+        kind: testKindOf(step.adapter),
+        input: input === undefined ? { n: offset + i } : input,
         requester: "test",
         steps: [{ name: "only", ...step }],
       })),
@@ -58,6 +95,7 @@ export async function stepState(db: Queryable, stepId: string): Promise<string> 
 export async function truncateEngineTables(db: Queryable): Promise<void> {
   await db.query(
     `TRUNCATE workflow, step, step_dependency, attempt, lease, lease_event, receipt, late_observation,
-              fencing_rejection, recovery_decision, review_case, worker_session, adapter_permit, adapter_capacity`,
+              fencing_rejection, recovery_decision, review_case, worker_session, worker_session_definition,
+              adapter_permit, adapter_capacity`,
   );
 }

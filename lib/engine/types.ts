@@ -1,4 +1,5 @@
-import type { AttemptMode, RenewalRefusalReason } from "./vocabulary";
+import type { AuthorityLostError } from "./errors";
+import type { AttemptMode, RenewalRefusalReason, VerificationMethod } from "./vocabulary";
 
 /** What a worker presents to prove authority: the step, the fencing term it holds, its session. */
 export type LeaseHandle = {
@@ -10,15 +11,23 @@ export type LeaseHandle = {
 export type ClaimedStep = {
   readonly stepId: string;
   readonly workflowId: string;
+  /** The workflow kind and version the request pinned, and the step's name in that definition. */
+  readonly kind: string;
+  readonly workflowVersion: number;
+  readonly stepName: string;
   readonly attemptId: string;
   readonly fencingTerm: bigint;
   readonly epoch: bigint;
   readonly mode: AttemptMode;
   /** Set when an earlier attempt already persisted the step's request identity. */
   readonly requestIdentity: string | null;
+  /** The request's input, as it was validated and stored. */
   readonly input: unknown;
+  /** The results in the receipts of the steps this one depends on, by step name. */
+  readonly dependencyResults: Readonly<Record<string, unknown>>;
   readonly inputDigest: string;
   readonly adapter: string;
+  readonly adapterVersion: string;
   readonly operation: string;
   readonly stepClass: string;
   readonly attemptsStarted: number;
@@ -41,3 +50,58 @@ export type RenewRequest = LeaseHandle & { readonly checkpointVersion: number };
 export type RenewResult =
   | { readonly stepId: string; readonly renewed: true; readonly expiresAt: Date; readonly dbNow: Date }
   | { readonly stepId: string; readonly renewed: false; readonly reason: RenewalRefusalReason };
+
+/** A workflow kind at one version: what a worker serves and a request pins. */
+export type WorkflowVersion = { readonly kind: string; readonly version: number };
+
+export type CheckpointAck = {
+  /** The lease's new checkpoint version; renewals must present it. */
+  readonly checkpointVersion: number;
+};
+
+export type ReleaseOptions = {
+  /** The step becomes eligible again this long from now: a wait that holds no lease. */
+  readonly delayMs?: number;
+  /** The invocation began, but the destination answered that it applied nothing. */
+  readonly effectAbsent?: boolean;
+};
+
+export type LateObservation = {
+  readonly operation: string;
+  readonly externalReference: string | null;
+  readonly result: unknown;
+};
+
+export type PermitRequest = {
+  readonly adapter: string;
+  readonly operationClass: "create" | "query";
+  readonly limit: number;
+  /** How long the permit lasts if its holder vanishes: the call's timeout plus a margin. */
+  readonly ttlMs: number;
+  readonly requestIdentity: string | null;
+};
+
+export type Permit = { readonly permitId: string; readonly expiresAt: Date };
+
+export type PermitRefusal = {
+  /** When capacity can free up: null while some permit is active (calls end quickly). */
+  readonly waitMs: number | null;
+};
+
+/** The explicit terminal outcome a handler returns; silence is reserved for failure. */
+export type StepConclusion =
+  | {
+      readonly kind: "effect";
+      readonly externalReference: string | null;
+      readonly result: unknown;
+      readonly verification: Exclude<VerificationMethod, "manual_review" | "no_action_needed">;
+    }
+  | { readonly kind: "no_action_needed"; readonly reason: string }
+  | { readonly kind: "skip"; readonly reason: string };
+
+export type ReceiptRequest = { readonly lease: LeaseHandle; readonly conclusion: StepConclusion };
+
+export type ReceiptResult =
+  | { readonly stepId: string; readonly committed: true; readonly receiptId: string }
+  | { readonly stepId: string; readonly committed: false; readonly error: AuthorityLostError };
+

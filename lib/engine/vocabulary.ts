@@ -74,6 +74,9 @@ export const REVIEW_RESOLUTIONS = ["confirm_delivered", "confirm_not_delivered",
 export type ReviewResolution = (typeof REVIEW_RESOLUTIONS)[number];
 
 export const PERMIT_STATES = ["active", "held", "released"] as const;
+
+/** What repeating a call to an adapter's destination may do (lib/adapters/contract.ts). */
+export const REPETITION_POLICIES = ["safe", "idempotency_protected", "reconcilable", "prohibited"] as const;
 export type PermitState = (typeof PERMIT_STATES)[number];
 
 /** A word as an SQL literal, for a statement's text. The words above need no escaping; anything else is refused. */

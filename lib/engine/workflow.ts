@@ -12,19 +12,26 @@ import * as sql from "./sql/workflow";
 export type StepDraft = {
   readonly name: string;
   readonly adapter: string;
-  readonly operation: string;
+  /** The adapter version the step runs on; "1" when not given. */
+  readonly adapterVersion?: string;
+  /** What the step does at its adapter; the step's name when not given. */
+  readonly operation?: string;
   readonly stepClass: string;
-  readonly input?: unknown;
   readonly attemptBudget?: number;
   readonly dependsOn?: readonly string[];
 };
 
 export type WorkflowDraft = {
   readonly kind: string;
+  /** The definition version the request pins; 1 when not given. */
+  readonly version?: number;
+  /** The request's input; every step reads it. */
   readonly input: unknown;
   readonly requester: string;
   readonly idempotencyKey?: string | null;
   readonly deadlineAt?: Date | null;
+  /** A deadline this long after creation on the database clock, when `deadlineAt` is not given. */
+  readonly deadlineMs?: number | null;
   readonly steps: readonly StepDraft[];
 };
 
@@ -81,9 +88,12 @@ function assertAcyclic(steps: readonly StepDraft[]): void {
   for (const step of steps) visit(step.name);
 }
 
+/** An idempotency key is one requester's: the same key from two requesters names two intents. */
+const keyOf = (requester: string, idempotencyKey: string): string => `${requester}\u0000${idempotencyKey}`;
+
 /**
- * Creates workflows with their steps in one statement. A draft whose idempotency key already
- * exists returns the existing workflow instead of creating a second one.
+ * Creates workflows with their steps in one statement. A draft whose requester already used its
+ * idempotency key returns the existing workflow instead of creating a second one.
  */
 export async function createWorkflows(pool: Pool, drafts: readonly WorkflowDraft[]): Promise<CreatedWorkflow[]> {
   drafts.forEach(validate);
@@ -99,6 +109,7 @@ export async function createWorkflows(pool: Pool, drafts: readonly WorkflowDraft
   const rows = await run<WorkflowRow & { created: boolean }>(pool, sql.createWorkflows, [
     planned.map((p) => p.workflowId),
     planned.map((p) => p.draft.kind),
+    planned.map((p) => p.draft.version ?? 1),
     planned.map((p) => JSON.stringify(p.draft.input ?? null)),
     planned.map((p) => p.inputDigest),
     planned.map((p) => p.draft.requester),
@@ -106,36 +117,37 @@ export async function createWorkflows(pool: Pool, drafts: readonly WorkflowDraft
     planned.map((p) => p.draft.idempotencyKey ?? null),
     planned.map((p) => p.draft.steps.length),
     planned.map((p) => p.draft.deadlineAt ?? null),
+    planned.map((p) => p.draft.deadlineMs ?? null),
     steps.map((s) => s.id),
     steps.map((s) => s.w.workflowId),
     steps.map((s) => s.step.name),
     steps.map((s) => s.position),
     steps.map((s) => s.step.adapter),
-    steps.map((s) => s.step.operation),
+    steps.map((s) => s.step.adapterVersion ?? "1"),
+    steps.map((s) => s.step.operation ?? s.step.name),
     steps.map((s) => s.step.stepClass),
-    steps.map((s) => JSON.stringify(s.step.input ?? null)),
-    steps.map((s) => digestOf(s.step.input)),
+    steps.map((s) => s.w.inputDigest),
     steps.map((s) => (s.step.dependsOn ?? []).length),
     steps.map((s) => s.step.attemptBudget ?? DEFAULT_ATTEMPT_BUDGET),
     edges.map(([stepId]) => stepId),
     edges.map(([, dependsOn]) => dependsOn),
   ]);
   const insertedIds = new Set(rows.filter((row) => row.created).map((row) => row.id));
-  const existing = new Map<string, WorkflowRow>(rows.filter((row) => !row.created).map((row) => [row.idempotency_key!, row]));
+  const existing = new Map<string, WorkflowRow>(rows.filter((row) => !row.created).map((row) => [keyOf(row.requester!, row.idempotency_key!), row]));
   // A key's workflow committed by a concurrent request after the statement began is visible now.
-  const unseen = planned.filter((p) => !insertedIds.has(p.workflowId) && !existing.has(p.draft.idempotencyKey ?? ""));
+  const unseen = planned.filter((p) => !insertedIds.has(p.workflowId) && !existing.has(keyOf(p.draft.requester, p.draft.idempotencyKey ?? "")));
   for (const [key, row] of await existingFor(pool, unseen)) existing.set(key, row);
   return planned.map((p): CreatedWorkflow => {
     if (insertedIds.has(p.workflowId)) {
       return { workflowId: p.workflowId, trackingToken: p.trackingToken, created: true, inputMatches: true, stepIds: p.stepIds };
     }
-    const found = existing.get(p.draft.idempotencyKey ?? "");
+    const found = existing.get(keyOf(p.draft.requester, p.draft.idempotencyKey ?? ""));
     if (!found) throw new Error("createWorkflows: a workflow was neither inserted nor found by its key");
     return {
       workflowId: found.id,
       trackingToken: found.tracking_token!,
       created: false,
-      inputMatches: found.input_digest === p.inputDigest && found.kind === p.draft.kind,
+      inputMatches: found.input_digest === p.inputDigest && found.kind === p.draft.kind && found.version === (p.draft.version ?? 1),
       stepIds: new Map(),
     };
   });
@@ -146,14 +158,23 @@ export async function createWorkflow(pool: Pool, draft: WorkflowDraft): Promise<
   return created!;
 }
 
-type WorkflowRow = { id: string; idempotency_key: string | null; input_digest: string | null; tracking_token: string | null; kind: string | null };
+type WorkflowRow = {
+  id: string;
+  requester: string | null;
+  idempotency_key: string | null;
+  input_digest: string | null;
+  tracking_token: string | null;
+  kind: string | null;
+  version: number | null;
+};
 
 async function existingFor(db: Queryable, duplicates: readonly { draft: WorkflowDraft }[]): Promise<Map<string, WorkflowRow>> {
   if (duplicates.length === 0) return new Map();
   const rows = await run<WorkflowRow>(db, sql.findWorkflowsByIdempotencyKey, [
+    duplicates.map((p) => p.draft.requester),
     duplicates.map((p) => p.draft.idempotencyKey),
   ]);
-  return new Map(rows.map((row) => [row.idempotency_key!, row]));
+  return new Map(rows.map((row) => [keyOf(row.requester!, row.idempotency_key!), row]));
 }
 
 /**

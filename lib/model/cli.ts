@@ -12,36 +12,47 @@
 import { fork } from "node:child_process";
 import { randomBytes, randomInt } from "node:crypto";
 import { createInterface } from "node:readline";
-import { parseArgs } from "node:util";
 import fc from "fast-check";
 import pg from "pg";
+import { command, DATABASE_ENVIRONMENT, exit, UsageError } from "@/lib/cli/command";
 import { resolveDatabaseUrl, withDatabase } from "@/lib/db/database";
 import { createPool } from "@/lib/db/pool";
 import { prepareTemplate, TEMPLATE_DATABASE, TEMPLATE_LOCK_KEY, withAdmin } from "@/lib/db/test-template";
 import { engineProperty } from "./commands";
 
-const { values } = parseArgs({
+const { values } = command({
+  name: "npm run test:model",
+  summary: "the long tier of the model-based test: random command sequences against the real engine and a reference model, on a throwaway database cloned from the migrated template.",
   options: {
-    runs: { type: "string", default: "1000" },
-    jobs: { type: "string", default: "1" },
-    seed: { type: "string" },
-    path: { type: "string" },
-    "replay-path": { type: "string" },
-    "max-commands": { type: "string", default: "50" },
-    "no-shrink": { type: "boolean", default: false },
+    runs: { type: "string", valueName: "n", default: "1000", description: "command sequences to run" },
+    jobs: { type: "string", valueName: "n", default: "1", description: "processes to split the runs over, each with its own database and seed (base + i)" },
+    seed: { type: "string", valueName: "n", description: "fast-check seed; random when omitted" },
+    path: { type: "string", valueName: "p", description: "replay one failing run: the path a failure printed (with --seed, without --jobs)" },
+    "replay-path": { type: "string", valueName: "r", description: "the scheduler's replay path a failure printed" },
+    "max-commands": { type: "string", valueName: "n", default: "50", description: "longest command sequence" },
+    "no-shrink": { type: "boolean", description: "stop at the first failure without shrinking it" },
   },
+  environment: DATABASE_ENVIRONMENT.filter((variable) => variable.name !== "FENCELINE_DATABASE"),
+  examples: ["npm run test:model -- --runs 100000 --jobs 2 --seed 20261129", "npm run test:model -- --seed 42 --path 17:3 --replay-path AB"],
 });
+
+/** A positive integer option, else a usage failure naming it. */
+function count(option: string, raw: string): number {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new UsageError(`--${option} must be a positive integer, got "${raw}"`);
+  return value;
+}
+const runs = count("runs", values.runs);
+const jobs = count("jobs", values.jobs);
+const maxCommands = count("max-commands", values["max-commands"]);
+if (values.seed !== undefined && !Number.isInteger(Number(values.seed))) throw new UsageError(`--seed must be an integer, got "${values.seed}"`);
+if (jobs > 1 && values.path !== undefined) throw new UsageError("--path replays one run: use it without --jobs");
 
 /** The last line a run prints, read by the parent of a `--jobs` run. */
 const RESULT_PREFIX = "model-result ";
 
 async function main(): Promise<number> {
-  const jobs = Number(values.jobs);
-  if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`--jobs must be a positive integer, got ${values.jobs}`);
-  if (jobs > 1) {
-    if (values.path !== undefined) throw new Error("--path replays one run: use it without --jobs");
-    return runJobs(jobs);
-  }
+  if (jobs > 1) return runJobs(jobs);
   const server = await resolveDatabaseUrl({ database: "postgres" });
   await prepareTemplate(server.url);
   const name = `fenceline_model_${process.pid}_${randomBytes(4).toString("hex")}`;
@@ -65,8 +76,8 @@ async function main(): Promise<number> {
     );
   }
   try {
-    const details = await fc.check(engineProperty(pool, stats, Number(values["max-commands"]), values["replay-path"]), {
-      numRuns: Number(values.runs),
+    const details = await fc.check(engineProperty(pool, stats, maxCommands, values["replay-path"]), {
+      numRuns: runs,
       seed: values.seed === undefined ? undefined : Number(values.seed),
       path: values.path,
       endOnFailure: values["no-shrink"],
@@ -90,7 +101,6 @@ async function main(): Promise<number> {
 
 /** Runs `jobs` copies of this command over a share of the runs each and sums what they report. */
 async function runJobs(jobs: number): Promise<number> {
-  const runs = Number(values.runs);
   const base = values.seed === undefined ? randomInt(2 ** 31 - jobs) : Number(values.seed);
   const startedAt = Date.now();
   const shards = Array.from({ length: jobs }, (_, i) => {
@@ -120,10 +130,4 @@ async function runJobs(jobs: number): Promise<number> {
   return outcomes.every((o) => o.code === 0) ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(2);
-  },
-);
+await exit(await main());

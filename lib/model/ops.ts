@@ -47,7 +47,8 @@ export class Create extends Op<null> {
   }
   async exec(r: Real) {
     const created = await createWorkflow(r.pool, {
-      kind: "model", input: { slot: this.slot }, requester: "model",
+      // A kind per slot, so a claim can target exactly one slot's step.
+      kind: adapterFor(this.kind, this.slot), input: { slot: this.slot }, requester: "model",
       steps: [{ name: "only", adapter: adapterFor(this.kind, this.slot), operation: "create", stepClass: STEP_CLASS, attemptBudget: this.budget }],
     });
     r.stepIds[this.slot] = created.stepIds.get("only")!;
@@ -283,7 +284,7 @@ export class Claim extends WorkerOp<null> {
     return { claimed: step.term, mode: step.nextMode, identity: step.identity };
   }
   async exec(r: Real) {
-    const claimed = await claimSteps(r.pool, r.sessions[this.worker]!, [adapterFor(r.kinds[this.slot]!, this.slot)], 1);
+    const claimed = await claimSteps(r.pool, r.sessions[this.worker]!, [{ kind: adapterFor(r.kinds[this.slot]!, this.slot), version: 1 }], 1);
     const [step] = claimed;
     if (!step) return { claimed: null };
     return { claimed: Number(step.fencingTerm), mode: step.mode, identity: step.requestIdentity };

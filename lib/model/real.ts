@@ -5,21 +5,13 @@
  */
 import type { Pool } from "pg";
 import type { Scheduler } from "fast-check";
-import { registerContract } from "@/lib/adapters/contract";
-import { fencedContract, idempotentContract, opaqueContract, queryableContract } from "@/lib/adapters/destinations";
 import { inTransaction } from "@/lib/engine/db";
 import { registerSession } from "@/lib/engine/session";
-import { createStepClass } from "@/lib/engine/test-support";
+import { createStepClass, registerTestContracts, TEST_CONTRACTS } from "@/lib/engine/test-support";
 import { FakeDestinations } from "./destinations";
 import { KINDS, SLOTS, WORKERS, type Kind, type Model } from "./model";
 
 export const STEP_CLASS = "model-long";
-const DEMO: Record<Kind, typeof fencedContract> = {
-  fenced: fencedContract,
-  idempotent: idempotentContract,
-  queryable: queryableContract,
-  opaque: opaqueContract,
-};
 
 /**
  * Empties the engine's tables between sequences. A sequence leaves a few dozen rows, and deleting
@@ -38,14 +30,17 @@ DELETE FROM step_dependency; DELETE FROM step; DELETE FROM workflow; DELETE FROM
   );
 }
 
-/** One adapter name per (kind, slot), so a claim can target exactly one slot's step. */
+/** One adapter (and workflow kind) name per (kind, slot), so a claim can target exactly one slot's step. */
 export const adapterFor = (kind: Kind, slot: number): string => `model-${kind}-${slot}`;
 
 /** Once per database: the long-lease step class and the per-slot contracts. */
 export async function prepareDatabase(pool: Pool): Promise<void> {
   // Nothing expires by the wall clock during a run: only the `expire` command moves time.
   await createStepClass(pool, STEP_CLASS, { leaseTtlMs: 3_600_000, renewEveryMs: 60_000, attemptDeadlineMs: 7_200_000, graceMs: 60_000 });
-  for (const kind of KINDS) for (let slot = 0; slot < SLOTS; slot++) registerContract({ ...DEMO[kind], name: adapterFor(kind, slot) });
+  await registerTestContracts(
+    pool,
+    KINDS.flatMap((kind) => Array.from({ length: SLOTS }, (_, slot) => ({ ...TEST_CONTRACTS[kind], name: adapterFor(kind, slot) }))),
+  );
 }
 
 export class Real {

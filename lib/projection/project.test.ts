@@ -4,18 +4,28 @@
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { ENGINE_WORDS } from "@/lib/definitions/words";
 import { STEP_STATES, WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
-import { ENGINE_WORDS, headlineOf, projectForEndUser, referenceOf } from "./project";
+import { headlineOf, projectForEndUser, referenceOf } from "./project";
 import type { ProjectionSnapshot, StepSnapshot, StepState, WorkflowStatus } from "./types";
 
 const T0 = new Date("2026-11-29T10:00:00Z");
 const later = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
+
+/** Milestone words as a workflow definition declares them (the demo's, by step name). */
+const MILESTONES: Record<string, StepSnapshot["milestone"]> = {
+  prepare: { upcoming: "Request received", current: "Checking your request", done: "Request received" },
+  reserve: { upcoming: "Reservation", current: "Reserving", done: "Reserved", service: "the reservation service" },
+  deliver: { upcoming: "Delivery", current: "Delivering", done: "Delivered", service: "the delivery service" },
+  notify: { upcoming: "Confirmation", current: "Sending confirmation", done: "Confirmation sent", service: "the notification service" },
+};
 
 const step = (name: string, position: number, state: StepState, extra: Partial<StepSnapshot> = {}): StepSnapshot => ({
   name,
   position,
   state,
   externalEffect: name !== "prepare",
+  milestone: MILESTONES[name] ?? null,
   attemptsStarted: state === "blocked" ? 0 : 1,
   interrupted: false,
   underReview: false,
@@ -31,6 +41,7 @@ function delivery(status: WorkflowStatus, states: [StepState, StepState, StepSta
     workflowId: "0f3a9c2e-1b2d-4e5f-8a9b-0c1d2e3f4a5b",
     kind: "delivery",
     input: { recipient: "ada@example.test", message: "hello", deliverVia: "opaque" },
+    title: "Delivery to {recipient}",
     status,
     customerReason: null,
     deadlinePassed: false,
@@ -123,10 +134,11 @@ describe("milestones", () => {
     expect(second.milestones.map((m) => m.label)).toEqual(first.milestones.map((m) => m.label));
   });
 
-  test("superseded steps show as skipped; unknown step names get neutral words", () => {
+  test("superseded steps show as skipped; steps without milestone words get neutral ones", () => {
     const view = projectForEndUser({
       ...delivery("active", ["completed", "completed", "completed", "completed"]),
       kind: "other",
+      title: null,
       steps: [step("x-adapter-call", 0, "superseded"), step("lease-worker-y", 1, "leased")],
     });
     expect(view.title).toBe("Your request");
@@ -135,6 +147,14 @@ describe("milestones", () => {
       ["Step 2", "current"],
     ]);
   });
+});
+
+test("the title takes its fields from the input, and falls back to neutral words when one is missing", () => {
+  const base = delivery("active", ["ready", "blocked", "blocked", "blocked"]);
+  expect(projectForEndUser(base).title).toBe("Delivery to ada@example.test");
+  expect(projectForEndUser({ ...base, title: "Order {orderId} of {count}", input: { orderId: "A-7", count: 3 } }).title).toBe("Order A-7 of 3");
+  expect(projectForEndUser({ ...base, input: {} }).title).toBe("Your request");
+  expect(projectForEndUser({ ...base, input: { recipient: { nested: true } } }).title).toBe("Your request");
 });
 
 test("the reference is short, quotable and stable per request", () => {

@@ -27,18 +27,15 @@ const HEADLINES: Record<TrackingHeadline, { label: string; tone: TrackingTone }>
   not_completed: { label: "Could not be completed", tone: "stopped" },
 };
 
-/** Plain words per known step name: what it is before, during and after. */
+/** A step's words before, during and after it runs, and the service it waits on. */
 type StepWords = { readonly todo: string; readonly doing: string; readonly done: string; readonly service: string | null };
 
-const STEP_WORDS: Record<string, StepWords> = {
-  prepare: { todo: "Request received", doing: "Checking your request", done: "Request received", service: null },
-  reserve: { todo: "Reservation", doing: "Reserving", done: "Reserved", service: "the reservation service" },
-  deliver: { todo: "Delivery", doing: "Delivering", done: "Delivered", service: "the delivery service" },
-  notify: { todo: "Confirmation", doing: "Sending confirmation", done: "Confirmation sent", service: "the notification service" },
-};
-
+/** The definition's milestone words; a step without any (a request made by hand) gets a numbered label. */
 function wordsFor(step: StepSnapshot, index: number): StepWords {
-  if (Object.hasOwn(STEP_WORDS, step.name)) return STEP_WORDS[step.name]!;
+  if (step.milestone) {
+    const { upcoming, current, done, service } = step.milestone;
+    return { todo: upcoming, doing: current, done, service: service ?? (step.externalEffect ? "an external service" : null) };
+  }
   const label = `Step ${index + 1}`;
   return { todo: label, doing: label, done: `${label} done`, service: step.externalEffect ? "an external service" : null };
 }
@@ -143,10 +140,25 @@ function plainReason(snapshot: ProjectionSnapshot): string | null {
   return null;
 }
 
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+const MAX_TITLE_VALUE = 120;
+
+/**
+ * The definition's title with `{field}`s taken from the input. A field that is missing or not a
+ * plain string or number leaves the generic title: the page never shows "undefined".
+ */
 function titleOf(snapshot: ProjectionSnapshot): string {
-  const input = snapshot.input as { recipient?: unknown } | null;
-  if (snapshot.kind === "delivery" && input && typeof input.recipient === "string") return `Delivery to ${input.recipient}`;
-  return "Your request";
+  if (snapshot.title === null) return "Your request";
+  const input = (snapshot.input ?? {}) as Record<string, unknown>;
+  let complete = true;
+  const title = snapshot.title.replace(PLACEHOLDER, (_match, field: string) => {
+    const value = Object.hasOwn(input, field) ? input[field] : undefined;
+    if (typeof value === "string" && value.trim() !== "") return value.trim().slice(0, MAX_TITLE_VALUE);
+    if (typeof value === "number" && Number.isFinite(value)) return String(value);
+    complete = false;
+    return "";
+  });
+  return complete ? title : "Your request";
 }
 
 const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
@@ -160,8 +172,8 @@ export function projectForEndUser(snapshot: ProjectionSnapshot): TrackingView {
     const words = wordsFor(step, index);
     const status = milestoneStatus(step, workflowEnded);
     const label = status === "done" ? words.done : status === "current" || status === "attention" ? words.doing : words.todo;
-    // A step's own name may be engine talk; only the known ones double as keys.
-    const key = Object.hasOwn(STEP_WORDS, step.name) ? step.name : `step-${index + 1}`;
+    // A step's name is the adopter's identifier: shown to nobody, but stable as a key.
+    const key = step.milestone ? step.name : `step-${index + 1}`;
     return { key, label, status, at: status === "done" ? iso(step.completedAt) : null };
   });
   const latestChange = [snapshot.updatedAt, ...steps.map((step) => step.updatedAt)].reduce((a, b) => (b > a ? b : a));
@@ -176,6 +188,3 @@ export function projectForEndUser(snapshot: ProjectionSnapshot): TrackingView {
     terminal: headline === "completed" || headline === "cancelled" || headline === "not_completed",
   };
 }
-
-/** Words that belong to the engine and must never reach an end user. */
-export const ENGINE_WORDS = ["lease", "fencing", "attempt", "worker", "adapter", "receipt", "idempotency"] as const;

@@ -12,19 +12,21 @@ import { registerSession } from "@/lib/engine/session";
 import { setLeaseExpiry } from "@/lib/engine/test-support";
 import { dbTest as test } from "@/lib/db/test-database";
 import { createRequest } from "@/lib/requests/create";
+import { DELIVERY_SERVED, deliveryRequest, registerDelivery } from "@/lib/requests/test-support";
 import { trackingViewByToken } from "./read";
 
 test("a request seen by its end user, from Preparing through Recovering", async ({ db }) => {
-  const { request } = await createRequest(db.pool, { input: { recipient: "ada@example.test", message: "hi", deliverVia: "opaque" }, idempotencyKey: null, requester: "test" });
+  await registerDelivery(db.pool);
+  const { request } = await createRequest(db.pool, deliveryRequest({ recipient: "ada@example.test", message: "hi", deliverVia: "opaque" }));
   const view = () => trackingViewByToken(db.pool, request.trackingToken);
   expect((await view())!.headline.state).toBe("preparing");
 
   const session = await registerSession(db.pool, "direct");
-  const [prepare] = await claimSteps(db.pool, session, ["pure"], 1);
+  const [prepare] = await claimSteps(db.pool, session, DELIVERY_SERVED, 1);
   expect((await view())!.headline.state).toBe("preparing");
   await commitReceipts(db.pool, session, [{ lease: { stepId: prepare!.stepId, fencingTerm: prepare!.fencingTerm, sessionId: session }, conclusion: { kind: "no_action_needed", reason: "prepared" } }]);
 
-  const [reserve] = await claimSteps(db.pool, session, ["fenced"], 1);
+  const [reserve] = await claimSteps(db.pool, session, DELIVERY_SERVED, 1);
   const lease = { stepId: reserve!.stepId, fencingTerm: reserve!.fencingTerm, sessionId: session };
   await persistRequestIdentity(db.pool, lease, `fl-${reserve!.stepId}`, "1");
   await beginInvocation(db.pool, lease);
@@ -42,7 +44,7 @@ test("a request seen by its end user, from Preparing through Recovering", async 
   await setLeaseExpiry(db.pool, reserve!.stepId, -1);
   await runRecoveryScan(db.pool, { batchSize: 10, decidedBy: "test" });
   expect((await view())!.headline.label).toBe("Recovering execution");
-  const [again] = await claimSteps(db.pool, await registerSession(db.pool, "direct"), ["fenced"], 1);
+  const [again] = await claimSteps(db.pool, await registerSession(db.pool, "direct"), DELIVERY_SERVED, 1);
   expect(again!.fencingTerm).toBe(2n);
   const recovering = (await view())!;
   expect(recovering.headline.label).toBe("Recovering execution");

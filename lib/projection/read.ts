@@ -2,8 +2,7 @@
  * Reads a workflow's durable state and projects it for its end user. The tracking token is the
  * only key an end user has; an unknown token and a malformed one are the same "not found".
  */
-import { contractFor } from "@/lib/adapters/contract";
-import "@/lib/adapters/destinations";
+import type { RegisteredStep } from "@/lib/definitions/registration";
 import { run, type Queryable } from "@/lib/engine/db";
 import { projectForEndUser } from "./project";
 import * as sql from "./sql";
@@ -12,7 +11,11 @@ import type { ProjectionSnapshot, StepState, TrackingView, WorkflowStatus } from
 type SnapshotRow = {
   id: string;
   kind: string;
+  version: number;
   input: unknown;
+  definition_title: string | null;
+  /** Null when the request's kind and version were never registered (made by hand, in tests). */
+  definition_steps: RegisteredStep[] | null;
   status: WorkflowStatus;
   created_at: Date;
   updated_at: Date;
@@ -22,7 +25,7 @@ type SnapshotRow = {
     name: string;
     position: number;
     state: StepState;
-    adapter: string;
+    externalEffect: boolean;
     attemptsStarted: number;
     interrupted: boolean;
     underReview: boolean;
@@ -37,10 +40,12 @@ const TOKEN_PATTERN = /^[A-Za-z0-9_-]{32}$/;
 export const isWellFormedToken = (token: string): boolean => TOKEN_PATTERN.test(token);
 
 function toSnapshot(row: SnapshotRow): ProjectionSnapshot {
+  const milestones = new Map((row.definition_steps ?? []).map((step) => [step.name, step.milestone]));
   return {
     workflowId: row.id,
     kind: row.kind,
     input: row.input,
+    title: row.definition_title,
     status: row.status,
     customerReason: row.customer_reason,
     deadlinePassed: row.deadline_passed,
@@ -50,7 +55,8 @@ function toSnapshot(row: SnapshotRow): ProjectionSnapshot {
       name: step.name,
       position: step.position,
       state: step.state,
-      externalEffect: contractFor(step.adapter).externalEffect,
+      externalEffect: step.externalEffect,
+      milestone: milestones.get(step.name) ?? null,
       attemptsStarted: step.attemptsStarted,
       interrupted: step.interrupted,
       underReview: step.underReview,

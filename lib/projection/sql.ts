@@ -2,19 +2,24 @@
  * What the end-user projection reads: one workflow with its steps, in one statement. A step is
  * "interrupted" when an earlier try ended without a conclusion (authority lost or failed), and
  * "under review" while a review case is open. A reason is customer-facing only when support
- * wrote it while abandoning the request.
+ * wrote it while abandoning the request. The words come from the request's registered workflow
+ * version; a step calls something outside Fenceline unless its adapter's registered contract
+ * says otherwise.
  */
 import type { NamedSql } from "@/lib/engine/db";
 
 const snapshotOf = (where: string) => `
-SELECT w.id, w.kind, w.input, w.status, w.created_at, w.updated_at,
+SELECT w.id, w.kind, w.version, w.input, w.status, w.created_at, w.updated_at,
+       d.title AS definition_title, d.steps AS definition_steps,
        (w.deadline_at IS NOT NULL AND w.deadline_at <= now()) AS deadline_passed,
        CASE WHEN EXISTS (
          SELECT 1 FROM review_case c WHERE c.workflow_id = w.id AND c.status = 'resolved' AND c.resolution = 'abandon'
        ) THEN w.status_reason END AS customer_reason,
        (
          SELECT coalesce(json_agg(json_build_object(
-                  'name', s.name, 'position', s.position, 'state', s.state, 'adapter', s.adapter,
+                  'name', s.name, 'position', s.position, 'state', s.state,
+                  'externalEffect', coalesce((SELECT ad.external_effect FROM adapter_definition ad
+                                              WHERE ad.name = s.adapter AND ad.version = s.adapter_version), true),
                   'attemptsStarted', s.attempts_started,
                   'interrupted', EXISTS (SELECT 1 FROM attempt a WHERE a.step_id = s.id AND a.outcome IN ('lease_lost', 'failed')),
                   'underReview', EXISTS (SELECT 1 FROM review_case c WHERE c.step_id = s.id AND c.status = 'open'),
@@ -23,6 +28,7 @@ SELECT w.id, w.kind, w.input, w.status, w.created_at, w.updated_at,
          FROM step s WHERE s.workflow_id = w.id
        ) AS steps
 FROM workflow w
+LEFT JOIN workflow_definition d ON d.kind = w.kind AND d.version = w.version
 WHERE ${where}`;
 
 /** By tracking token ($1), through the token's unique index: no scan, no comparison in JS. */

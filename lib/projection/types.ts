@@ -1,4 +1,5 @@
 /** The durable facts the end-user projection is built from, and what it produces. */
+import type { Milestone as MilestoneWords } from "@/lib/definitions/workflow";
 
 import type { StepState, WorkflowStatus } from "@/lib/engine/vocabulary";
 
@@ -10,6 +11,8 @@ export type StepSnapshot = {
   readonly state: StepState;
   /** From the adapter's contract: the step calls something outside Fenceline. */
   readonly externalEffect: boolean;
+  /** The step's words from its workflow definition; null for a request made without one. */
+  readonly milestone: MilestoneWords | null;
   readonly attemptsStarted: number;
   /** An earlier try of this step ended without a conclusion (authority lost, or it failed). */
   readonly interrupted: boolean;
@@ -23,6 +26,8 @@ export type ProjectionSnapshot = {
   readonly workflowId: string;
   readonly kind: string;
   readonly input: unknown;
+  /** The definition's title template (`Order {orderId}`), or null. */
+  readonly title: string | null;
   readonly status: WorkflowStatus;
   /** A reason written for the customer by a person (support's abandon), or null. */
   readonly customerReason: string | null;
@@ -36,6 +41,7 @@ export type TrackingHeadline = "preparing" | "waiting" | "recovering" | "needs_r
 export type TrackingTone = "neutral" | "attention" | "ok" | "stopped";
 export type MilestoneStatus = "done" | "skipped" | "current" | "upcoming" | "attention" | "stopped";
 
+/** One step as the end user sees it: its words for the moment and where it stands. */
 export type Milestone = {
   readonly key: string;
   readonly label: string;

@@ -1,51 +1,41 @@
 /**
- * Creating an end user's request: the demo `delivery` kind, built into a workflow draft and
- * written with its steps in one transaction. An Idempotency-Key makes the call repeatable: the
- * same key with the same input returns the request it first created; the same key with another
- * input is refused, because one key names one intent.
+ * Creating a request: of a registered workflow kind (its highest version unless one is named),
+ * from an input checked against that version's schema, written with its steps in one statement.
+ * An Idempotency-Key makes the call repeatable: the same requester, key and input return the
+ * request it first created; the same key with another kind or input is refused, because one key
+ * names one intent.
  */
 import type { Pool } from "pg";
-import { deliveryWorkflow } from "@/lib/demo/workflow";
-import { run, type NamedSql } from "@/lib/engine/db";
-import { IdempotencyKeyReusedError } from "@/lib/engine/errors";
+import { IdempotencyKeyReusedError, UnknownKindError } from "@/lib/engine/errors";
+import { findWorkflowDefinition, registeredKinds } from "@/lib/engine/registration";
 import { createWorkflow } from "@/lib/engine/workflow";
-
-export type CreatedRequest = {
-  readonly id: string;
-  readonly trackingToken: string;
-  readonly trackUrl: string;
-  readonly status: "active" | "completed" | "cancelled" | "failed";
-  /** ISO 8601, from the database clock. */
-  readonly createdAt: string;
-};
+import { instantiateWorkflow } from "./instantiate";
+import { readRequest } from "./read";
+import type { RequestRecord } from "./types";
 
 export type CreateRequestOptions = {
+  readonly kind: string;
+  /** A registered version of the kind; its highest when null. */
+  readonly version: number | null;
   readonly input: unknown;
   readonly idempotencyKey: string | null;
+  /** Who asks: `app:<name>` for an app key, `api` for anonymous demo requests. */
   readonly requester: string;
+  /** Overrides the definition's own deadline. */
+  readonly deadlineAt: Date | null;
 };
 
-/** The status and creation time of workflow $1, as the database recorded them. */
-const requestCreatedSql: NamedSql = {
-  name: "fl_request_created",
-  text: `SELECT status, created_at FROM workflow WHERE id = $1`,
-};
-
-export const trackUrlOf = (trackingToken: string): string => `/track/${trackingToken}`;
-
-export async function createRequest(pool: Pool, { input, idempotencyKey, requester }: CreateRequestOptions): Promise<{ created: boolean; request: CreatedRequest }> {
-  const outcome = await createWorkflow(pool, deliveryWorkflow(input, { requester, idempotencyKey }));
+export async function createRequest(pool: Pool, options: CreateRequestOptions): Promise<{ created: boolean; request: RequestRecord }> {
+  const definition = await findWorkflowDefinition(pool, options.kind, options.version);
+  if (!definition) throw new UnknownKindError(options.kind, options.version, await registeredKinds(pool));
+  const draft = instantiateWorkflow(definition, options.input, {
+    requester: options.requester,
+    idempotencyKey: options.idempotencyKey,
+    deadlineAt: options.deadlineAt,
+  });
+  const outcome = await createWorkflow(pool, draft);
   if (!outcome.inputMatches) throw new IdempotencyKeyReusedError();
-  const [row] = await run<{ status: CreatedRequest["status"]; created_at: Date }>(pool, requestCreatedSql, [outcome.workflowId]);
-  if (!row) throw new Error(`createRequest: workflow ${outcome.workflowId} vanished after it was written`);
-  return {
-    created: outcome.created,
-    request: {
-      id: outcome.workflowId,
-      trackingToken: outcome.trackingToken,
-      trackUrl: trackUrlOf(outcome.trackingToken),
-      status: row.status,
-      createdAt: row.created_at.toISOString(),
-    },
-  };
+  const request = await readRequest(pool, outcome.workflowId, null);
+  if (!request) throw new Error(`createRequest: workflow ${outcome.workflowId} vanished after it was written`);
+  return { created: outcome.created, request };
 }

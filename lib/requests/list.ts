@@ -7,6 +7,7 @@ import type { Pool } from "pg";
 import type { ListRequestsQuery, RequestSummary, RequestPage } from "@/lib/api/contract/engineer/requests";
 import { encodeCursor } from "@/lib/api/cursor";
 import { run, type NamedSql } from "@/lib/engine/db";
+import { liveServersOf } from "@/lib/engine/sql/registration";
 
 /**
  * $1 status, $2 kind, $3 created from, $4 created to, $5 id or token prefix, $6/$7 cursor
@@ -15,8 +16,9 @@ import { run, type NamedSql } from "@/lib/engine/db";
 export const listRequestsSql: NamedSql = {
   name: "fl_list_requests",
   text: `
-SELECT w.id, w.kind, w.status, w.status_reason, w.requester, w.tracking_token,
+SELECT w.id, w.kind, w.version, w.status, w.status_reason, w.requester, w.tracking_token,
        w.created_at, w.updated_at, w.deadline_at, w.steps_remaining,
+       ${liveServersOf("w.kind", "w.version")} AS served_by,
        to_char(w.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key,
        (SELECT count(*)::int FROM review_case rc WHERE rc.workflow_id = w.id AND rc.status = 'open') AS open_reviews,
        (SELECT coalesce(json_agg(json_build_object('id', s.id, 'name', s.name, 'adapter', s.adapter,
@@ -37,6 +39,8 @@ LIMIT $8`,
 type Row = {
   id: string;
   kind: string;
+  version: number;
+  served_by: number;
   status: RequestSummary["status"];
   status_reason: string | null;
   requester: string;
@@ -68,6 +72,8 @@ export async function listRequests(pool: Pool, query: ListRequestsQuery): Promis
     items: page.map((row) => ({
       id: row.id,
       kind: row.kind,
+      version: row.version,
+      servedBy: row.served_by,
       status: row.status,
       statusReason: row.status_reason,
       requester: row.requester,

@@ -3,9 +3,8 @@
  * plain words, late observations, other steps with the same external reference, what the
  * destination can and cannot tell us, and what the customer currently sees.
  */
-import { contractFor, type AdapterContract } from "@/lib/adapters/contract";
-import "@/lib/adapters/destinations";
 import type { ReviewCaseDetail } from "@/lib/api/contract/support";
+import type { StoredContract } from "@/lib/engine/contract";
 import { run, type Queryable } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
 import type { AttemptMode, AttemptOutcome, Checkpoint, EffectObservation, WorkflowStatus } from "@/lib/engine/vocabulary";
@@ -81,7 +80,10 @@ export function describeAttempt(attempt: AttemptRow, number: number): string {
   return `${parts.join("; ")}.`;
 }
 
-function capabilities(contract: AdapterContract): ReviewCaseDetail["destination"]["capabilities"] {
+function capabilities(contract: StoredContract | null, adapter: string): ReviewCaseDetail["destination"]["capabilities"] {
+  if (contract === null) {
+    return [{ key: "repetition", available: false, text: `No contract is registered for ${adapter}: nothing says a repeat is safe, so only a person can decide.` }];
+  }
   return [
     {
       key: "idempotencyKeys",
@@ -125,7 +127,7 @@ export async function reviewCaseDetail(db: Queryable, caseId: string): Promise<R
     run<{ step_id: string; external_reference: string; step_name: string; state: string; workflow_id: string }>(db, sql.readSameReference, [row.step_id]),
     trackingViewByWorkflowId(db, row.workflow_id),
   ]);
-  const contract = contractFor(row.adapter);
+  const { contract } = row;
   return {
     case: {
       ...summaryOf(row),
@@ -186,10 +188,10 @@ export async function reviewCaseDetail(db: Queryable, caseId: string): Promise<R
       externalReference: hit.external_reference,
     })),
     destination: {
-      name: contract.name,
-      version: contract.version,
-      capabilities: capabilities(contract),
-      safeToRetry: contract.idempotencyKeys || contract.fenceEnforcement,
+      name: row.adapter,
+      version: row.adapter_version,
+      capabilities: capabilities(contract, `${row.adapter}@${row.adapter_version}`),
+      safeToRetry: contract !== null && (contract.idempotencyKeys || contract.fenceEnforcement),
     },
     customerSees,
   };

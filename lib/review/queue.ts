@@ -2,10 +2,9 @@
  * The review queue: cases oldest first, filtered by status, destination and text, with keyset
  * pagination on (opened_at, id). A customer's reference (FL-XXXX-XXXX) finds their request.
  */
-import { contractFor } from "@/lib/adapters/contract";
-import "@/lib/adapters/destinations";
 import type { ReviewCaseSummary, ReviewQueueQuery } from "@/lib/api/contract/support";
 import { encodeCursor, type Page } from "@/lib/api/cursor";
+import type { StoredContract } from "@/lib/engine/contract";
 import { run, type Queryable } from "@/lib/engine/db";
 import type { ReviewStatus } from "@/lib/engine/vocabulary";
 import { referenceOf } from "@/lib/projection/project";
@@ -27,7 +26,10 @@ export type CaseRow = {
   step_id: string;
   step_name: string;
   adapter: string;
+  adapter_version: string;
   operation: string;
+  /** Null when no contract is registered for the step's adapter. */
+  contract: StoredContract | null;
   attempt_count: number;
   late_observation_count: number;
 };
@@ -38,7 +40,7 @@ const REFERENCE_PATTERN = /^FL-?([0-9A-F]{4})-?([0-9A-F]{4})$/i;
 const containing = (text: string): string => `%${text.replaceAll(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export function summaryOf(row: CaseRow): ReviewCaseSummary {
-  const contract = contractFor(row.adapter);
+  const { contract } = row;
   return {
     id: row.id,
     status: row.status,
@@ -56,8 +58,8 @@ export function summaryOf(row: CaseRow): ReviewCaseSummary {
     operation: row.operation,
     attemptCount: row.attempt_count,
     lateObservationCount: row.late_observation_count,
-    statusQuery: contract.statusQuery,
-    idempotencyKeys: contract.idempotencyKeys,
+    statusQuery: contract?.statusQuery ?? false,
+    idempotencyKeys: contract?.idempotencyKeys ?? false,
     resolution: row.resolution,
     resolvedBy: row.resolved_by,
     resolvedAt: row.resolved_at?.toISOString() ?? null,

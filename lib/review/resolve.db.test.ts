@@ -6,6 +6,7 @@
 import { describe, expect } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
 import { claimSteps } from "@/lib/engine/lease";
+import { DELIVERY_SERVED } from "@/lib/requests/test-support";
 import { registerSession } from "@/lib/engine/session";
 import { cancelWorkflow } from "@/lib/engine/workflow";
 import { trackingViewByToken } from "@/lib/projection/read";
@@ -127,7 +128,7 @@ describe("confirm not delivered", () => {
     expect((await trackingViewByToken(db.pool, review.trackingToken))!.headline.label).toBe("Recovering execution");
 
     const session = await registerSession(db.pool, "direct");
-    const [claimed] = await claimSteps(db.pool, session, ["opaque"], 1);
+    const claimed = (await claimSteps(db.pool, session, DELIVERY_SERVED, 64)).find((step) => step.stepId === review.stepIds.deliver);
     expect(claimed).toMatchObject({ stepId: review.stepIds.deliver, mode: "retry_same_identity", requestIdentity: `fl-${review.stepIds.deliver}` });
   });
 });
@@ -148,7 +149,7 @@ describe("abandon", () => {
 test("the case page's evidence: what was sent, the attempt in plain words, the destination's limits, what the customer sees", async ({ db }) => {
   const review = await caseUnderReview(db.pool, "lin@example.test");
   const detail = await reviewCaseDetail(db.pool, review.caseId);
-  expect(detail.step.sent).toEqual({ payload: { recipient: "lin@example.test", message: "hello" } });
+  expect(detail.step.sent).toEqual({ recipient: "lin@example.test", message: "hello", deliverVia: "opaque" });
   expect(detail.attempts).toHaveLength(1);
   expect(detail.attempts[0]!.summary).toMatch(/^Attempt 1 sent the request; no answer was observed/);
   expect(detail.destination.capabilities.filter((c) => c.available)).toEqual([]);

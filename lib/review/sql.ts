@@ -5,6 +5,7 @@
  * two people resolving at once meet on it, and the second matches no row.
  */
 import type { NamedSql } from "@/lib/engine/db";
+import { contractColumn } from "@/lib/engine/sql/contract";
 
 const MICROS = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
@@ -18,7 +19,8 @@ export const listReviewCases: NamedSql = {
 SELECT c.id, c.status, c.version, c.reason, c.opened_at, c.review_by, (c.status = 'open' AND c.review_by <= now()) AS overdue,
        c.assignee, c.workflow_id, c.resolution, c.resolved_by, c.resolved_at,
        to_char(c.opened_at AT TIME ZONE 'UTC', ${MICROS}) AS opened_key,
-       s.id AS step_id, s.name AS step_name, s.adapter, s.operation,
+       s.id AS step_id, s.name AS step_name, s.adapter, s.adapter_version, s.operation,
+       ${contractColumn("s.adapter", "s.adapter_version")} AS contract,
        (SELECT count(*)::int FROM attempt a WHERE a.step_id = s.id) AS attempt_count,
        (SELECT count(*)::int FROM late_observation o WHERE o.step_id = s.id) AS late_observation_count
 FROM review_case c
@@ -38,8 +40,9 @@ export const readCase: NamedSql = {
   text: `
 SELECT c.id, c.status, c.version, c.reason, c.evidence, c.opened_at, c.review_by, (c.status = 'open' AND c.review_by <= now()) AS overdue,
        c.assignee, c.workflow_id, c.resolution, c.resolved_by, c.resolved_at, c.resolution_note, c.external_reference,
-       s.id AS step_id, s.name AS step_name, s.adapter, s.operation, s.state AS step_state, s.input AS step_input,
-       s.request_identity, s.attempts_started, s.attempt_budget,
+       s.id AS step_id, s.name AS step_name, s.adapter, s.adapter_version, s.operation, s.state AS step_state,
+       w.input AS step_input, s.request_identity, s.attempts_started, s.attempt_budget,
+       ${contractColumn("s.adapter", "s.adapter_version")} AS contract,
        w.kind, w.status AS workflow_status, w.requester, w.created_at AS workflow_created_at,
        (SELECT count(*)::int FROM attempt a WHERE a.step_id = s.id) AS attempt_count,
        (SELECT count(*)::int FROM late_observation o WHERE o.step_id = s.id) AS late_observation_count

@@ -5,12 +5,12 @@
  */
 import type { Pool } from "pg";
 import { persistRequestIdentity, beginInvocation } from "@/lib/engine/checkpoint";
-import { claimSteps } from "@/lib/engine/lease";
+import { claimSteps, releaseLease } from "@/lib/engine/lease";
 import { runRecoveryScan } from "@/lib/engine/recovery";
 import { registerSession } from "@/lib/engine/session";
 import { setLeaseExpiry } from "@/lib/engine/test-support";
 import { createRequest } from "@/lib/requests/create";
-import "@/lib/adapters/destinations";
+import { DELIVERY_SERVED, deliveryRequest, registerDelivery } from "@/lib/requests/test-support";
 
 export type CaseUnderReview = { caseId: string; version: number; workflowId: string; trackingToken: string; stepIds: Record<string, string> };
 
@@ -34,13 +34,19 @@ async function completeThrough(pool: Pool, workflowId: string, names: readonly s
 }
 
 export async function caseUnderReview(pool: Pool, recipient = "ada@example.test"): Promise<CaseUnderReview> {
-  const { request } = await createRequest(pool, { input: { recipient, message: "hello", deliverVia: "opaque" }, idempotencyKey: null, requester: "test" });
+  await registerDelivery(pool);
+  const { request } = await createRequest(pool, deliveryRequest({ recipient, message: "hello", deliverVia: "opaque" }));
   await completeThrough(pool, request.id, ["prepare", "reserve"]);
   const { rows: steps } = await pool.query<{ id: string; name: string }>("SELECT id, name FROM step WHERE workflow_id = $1", [request.id]);
   const stepIds = Object.fromEntries(steps.map((s) => [s.name, s.id]));
   const sessionId = await registerSession(pool, "direct");
-  const [claimed] = await claimSteps(pool, sessionId, ["opaque"], 1);
-  if (!claimed || claimed.stepId !== stepIds.deliver) throw new Error("caseUnderReview: the deliver step was not claimed");
+  // Earlier cases in the same database may have left steps ready: hand back all but ours.
+  const claims = await claimSteps(pool, sessionId, DELIVERY_SERVED, 64);
+  for (const other of claims.filter((step) => step.stepId !== stepIds.deliver)) {
+    await releaseLease(pool, { stepId: other.stepId, fencingTerm: other.fencingTerm, sessionId }, "not this test's step");
+  }
+  const claimed = claims.find((step) => step.stepId === stepIds.deliver);
+  if (!claimed) throw new Error("caseUnderReview: the deliver step was not claimed");
   const lease = { stepId: claimed.stepId, fencingTerm: claimed.fencingTerm, sessionId };
   await persistRequestIdentity(pool, lease, `fl-${claimed.stepId}`, "1");
   await beginInvocation(pool, lease);

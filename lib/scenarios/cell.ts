@@ -7,12 +7,12 @@ import pg from "pg";
 import { createPool } from "@/lib/db/pool";
 import { createStepClass } from "@/lib/engine/test-support";
 import { createWorkflows } from "@/lib/engine/workflow";
+import { SCENARIO_CLASS } from "./definitions";
 import type { ThrowawayCluster } from "./cluster";
 import { DestinationProcess, spawnWorker, stopProcesses, waitUntil, type Spawned, type WorkerOptions } from "./processes";
 import { seededRandom } from "@/lib/demo/destination/faults";
 import { TIMING, type Contract, type FaultKind } from "./types";
 
-export const STEP_CLASS = "scenario";
 
 /** A moment a worker lost its lease by fault: recovery latency is measured from here on the DB clock. */
 export type LatencyProbe = { stepId: string; term: number; faultAt: Date };
@@ -56,7 +56,7 @@ export class Cell {
   }): Promise<Cell> {
     const destination = await DestinationProcess.start(options.destinationUrl);
     const cell = new Cell(options.fault, options.contract, options.seed, options.engineUrl, options.destinationUrl, destination, options.cluster);
-    await createStepClass(cell.engine, STEP_CLASS, {
+    await createStepClass(cell.engine, SCENARIO_CLASS, {
       leaseTtlMs: TIMING.leaseTtlMs,
       renewEveryMs: TIMING.renewEveryMs,
       attemptDeadlineMs: TIMING.attemptDeadlineMs,
@@ -104,17 +104,10 @@ export class Cell {
       this.engine,
       Array.from({ length: count }, (_, i) => ({
         kind: "scenario",
-        input: { cell: `${this.fault}/${this.contract}`, n: offset + i },
+        version: 1,
+        input: { contract: this.contract, payload: { cell: `${this.fault}/${this.contract}`, n: offset + i, seed: this.seed } },
         requester: "scenario-harness",
-        steps: [
-          {
-            name: "deliver",
-            adapter: this.contract,
-            operation: "deliver",
-            stepClass: STEP_CLASS,
-            input: { payload: { cell: `${this.fault}/${this.contract}`, n: offset + i, seed: this.seed } },
-          },
-        ],
+        steps: [{ name: "deliver", adapter: this.contract, stepClass: SCENARIO_CLASS }],
       })),
     );
     const stepIds = created.map((workflow) => workflow.stepIds.get("deliver")!);

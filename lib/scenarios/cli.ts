@@ -15,76 +15,51 @@
  * prints the command that replays it.
  */
 import { randomInt } from "node:crypto";
-import { deriveSeed, everything, openEnvironment, runCell, runMatrix, type Environment, type Selection } from "./matrix";
+import { deriveSeed, openEnvironment, runCell, runMatrix, type Environment, type Selection } from "./matrix";
 import { cellLine, renderTable, summarize, tableHeader } from "./report";
-import { appliesTo, CONTRACTS, FAULTS, isContract, isFault, recoveryBoundMs, type CellResult, type Contract, type FaultKind } from "./types";
+import { appliesTo, CONTRACTS, FAULTS, recoveryBoundMs, type CellResult } from "./types";
 import { seededRandom } from "@/lib/demo/destination/faults";
+import { command, DATABASE_ENVIRONMENT, exit, listOf, UsageError } from "@/lib/cli/command";
 
 type Options = { json: boolean; selection: Selection; seed: number; soakMs: number | null; parallel: number };
 
-function usage(message: string): never {
-  console.error(`${message}\nusage: npm run scenarios -- [--json] [--only <fault>[,<fault>]] [--contract <c>[,<c>]] [--soak <10m|90s|1h>] [--seed <n>] [--parallel <n>]`);
-  console.error(`faults: ${FAULTS.join(", ")}\ncontracts: ${CONTRACTS.join(", ")}`);
-  process.exit(2);
-}
-
 function parseDuration(text: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (!match) usage(`--soak takes a duration like 10m, 90s or 1h; got "${text}"`);
+  if (!match) throw new UsageError(`--soak takes a duration like 10m, 90s or 1h; got "${text}"`);
   const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match[2] ?? "s"]!;
   return Math.round(Number(match[1]) * unit);
 }
 
-function parseArgs(argv: string[]): Options {
-  const options: Options = { json: false, selection: everything, seed: randomInt(1, 2 ** 31), soakMs: null, parallel: 1 };
-  let faults: FaultKind[] = [...FAULTS];
-  let contracts: Contract[] = [...CONTRACTS];
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i]!;
-    const value = () => {
-      const next = argv[++i];
-      if (next === undefined) usage(`${arg} needs a value`);
-      return next;
-    };
-    switch (arg) {
-      case "--json":
-        options.json = true;
-        break;
-      case "--only": {
-        const names = value().split(",").filter(Boolean);
-        const unknown = names.filter((name) => !isFault(name));
-        if (unknown.length > 0) usage(`unknown fault(s): ${unknown.join(", ")}`);
-        faults = names as FaultKind[];
-        break;
-      }
-      case "--contract": {
-        const names = value().split(",").filter(Boolean);
-        const unknown = names.filter((name) => !isContract(name));
-        if (unknown.length > 0) usage(`unknown contract(s): ${unknown.join(", ")}`);
-        contracts = names as Contract[];
-        break;
-      }
-      case "--seed": {
-        const seed = Number(value());
-        if (!Number.isInteger(seed) || seed < 0 || seed > 0xffff_ffff) usage("--seed takes an integer in [0, 2^32)");
-        options.seed = seed;
-        break;
-      }
-      case "--soak":
-        options.soakMs = parseDuration(value());
-        break;
-      case "--parallel": {
-        const parallel = Number(value());
-        if (!Number.isInteger(parallel) || parallel < 1 || parallel > 8) usage("--parallel takes 1–8");
-        options.parallel = parallel;
-        break;
-      }
-      default:
-        usage(`unknown argument ${arg}`);
-    }
-  }
-  options.selection = { faults, contracts };
-  return options;
+function parseOptions(): Options {
+  const { values } = command({
+    name: "npm run scenarios",
+    summary:
+      "the fault-scenario harness: every fault against every destination contract on real worker, destination and PostgreSQL processes, each cell judged by an independent checker of SPEC.md's invariants; exits 1 if any cell failed, printing the command that replays it.",
+    options: {
+      json: { type: "boolean", description: "end with one JSON summary on the last stdout line (the table goes to stderr)" },
+      only: { type: "string", valueName: "faults", default: FAULTS.join(","), description: "faults to run" },
+      contract: { type: "string", valueName: "contracts", default: CONTRACTS.join(","), description: "destination contracts to run them against" },
+      soak: { type: "string", valueName: "duration", description: "instead of the matrix, a random (seeded) fault schedule for this long: 10m, 90s, 1h" },
+      seed: { type: "string", valueName: "n", description: "seed of the run, in [0, 2^32); random and printed when omitted" },
+      parallel: { type: "string", valueName: "n", default: "1", description: "cells at once, 1 to 8 (2 cores are tight)" },
+    },
+    environment: [
+      { name: "FENCELINE_SCENARIO_PG_BIN", default: "/usr/lib/postgresql/15/bin", description: "PostgreSQL binaries for the db-restart cell's own cluster" },
+      ...DATABASE_ENVIRONMENT.filter((variable) => variable.name !== "FENCELINE_DATABASE"),
+    ],
+    examples: ["npm run scenarios -- --json --seed 20261129", "npm run scenarios -- --only kill,pause --contract fenced", "npm run scenarios -- --soak 10m --seed 7"],
+  });
+  const seed = values.seed === undefined ? randomInt(1, 2 ** 31) : Number(values.seed);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffff_ffff) throw new UsageError(`--seed takes an integer in [0, 2^32); got "${values.seed}"`);
+  const parallel = Number(values.parallel);
+  if (!Number.isInteger(parallel) || parallel < 1 || parallel > 8) throw new UsageError(`--parallel takes 1–8; got "${values.parallel}"`);
+  return {
+    json: values.json,
+    selection: { faults: listOf("only", values.only, FAULTS), contracts: listOf("contract", values.contract, CONTRACTS) },
+    seed,
+    soakMs: values.soak === undefined ? null : parseDuration(values.soak),
+    parallel,
+  };
 }
 
 /** Random (seeded) schedule: cell after cell, each fault and contract drawn, until the time is up. */
@@ -106,7 +81,7 @@ async function soak(environment: Environment, options: Options, onCell: (cell: C
 }
 
 async function main(): Promise<number> {
-  const options = parseArgs(process.argv.slice(2));
+  const options = parseOptions();
   const startedAt = Date.now();
   const out = (line: string) => (options.json ? console.error(line) : console.log(line));
   const mode = options.soakMs === null ? "matrix" : "soak";
@@ -143,10 +118,4 @@ async function main(): Promise<number> {
   return summary.passed ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error instanceof Error ? error.stack ?? error.message : String(error));
-    process.exit(2);
-  },
-);
+await exit(await main());

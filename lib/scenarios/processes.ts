@@ -31,6 +31,7 @@ export function spawnWorker(databaseUrl: string, destinationUrl: string, options
     DATABASE_URL: databaseUrl,
     FENCELINE_DESTINATION_URL: destinationUrl,
     FENCELINE_PROCESS: options.name,
+    FENCELINE_DEFINITIONS: "lib/scenarios/definitions.ts",
     FENCELINE_TRACE_CHECKPOINTS: "1",
     FENCELINE_RECOVERY_INTERVAL_MS: String(options.recoveryIntervalMs ?? TIMING.scanIntervalMs),
     FENCELINE_POLL_INTERVAL_MS: String(TIMING.pollIntervalMs),

@@ -18,7 +18,9 @@
  * refuses the stale worker's own writes either way (its lease is not in the restored database).
  */
 import type { Pool } from "pg";
-import { fencedClient, fencedEpochAdmin, StaleTermRejected } from "@/lib/adapters/destinations";
+import { StaleTermRejected } from "@/lib/adapters/call-outcome";
+import { demoAdapters } from "@/lib/demo/adapters";
+import { httpEpochDestination } from "@/lib/engine/epoch-admin";
 import { beginInvocation, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
 import { runEpochTransition } from "@/lib/engine/epoch";
 import { AuthorityLostError } from "@/lib/engine/errors";
@@ -36,7 +38,10 @@ const ENGINE_TABLES = [
   "epoch_transition",
   "destination_block",
   "step_class",
+  "adapter_definition",
+  "workflow_definition",
   "worker_session",
+  "worker_session_definition",
   "workflow",
   "step",
   "step_dependency",
@@ -100,18 +105,27 @@ export async function runRestoreDrill(pool: Pool, destinationUrl: string, option
     kind: "restore-drill",
     input: { label: options.label },
     requester: "restore-drill",
-    steps: [{ name: "reserve", adapter: "fenced", operation: "reserve", stepClass: DRILL_CLASS, input: { payload: { seat: options.label } } }],
+    steps: [{ name: "reserve", adapter: "fenced", stepClass: DRILL_CLASS }],
   });
   const stepId = created.stepIds.get("reserve")!;
   const claim = async (): Promise<{ step: ClaimedStep; lease: LeaseHandle }> => {
     const session = await registerSession(pool, "direct");
-    const [step] = await claimSteps(pool, session, ["fenced"], 1);
+    const [step] = await claimSteps(pool, session, [{ kind: "restore-drill", version: 1 }], 1);
     if (!step || step.stepId !== stepId) throw new Error(`restore drill: could not claim step ${stepId}`);
     return { step, lease: { stepId, fencingTerm: step.fencingTerm, sessionId: session } };
   };
-  const destination = fencedClient(destinationUrl);
-  const send = (step: ClaimedStep, requestIdentity: string) =>
-    destination.create({ resource: stepId, requestIdentity, epoch: step.epoch, fencingTerm: step.fencingTerm, signal: AbortSignal.timeout(5_000), payload: { seat: options.label } });
+  const { fenced } = demoAdapters(destinationUrl);
+  const send = async (step: ClaimedStep, requestIdentity: string) => {
+    const answer = await fenced.invoke({
+      payload: { payload: { seat: options.label }, resource: stepId },
+      requestIdentity,
+      epoch: step.epoch,
+      fencingTerm: step.fencingTerm,
+      signal: AbortSignal.timeout(5_000),
+      timeoutMs: 5_000,
+    });
+    return { externalReference: answer.externalReference, result: answer.result ?? null };
+  };
 
   await takeSnapshot(pool);
 
@@ -125,7 +139,7 @@ export async function runRestoreDrill(pool: Pool, destinationUrl: string, option
 
   await restoreSnapshot(pool);
   if (options.withTransition) {
-    await runEpochTransition(pool, { reason: "restore drill", requestedBy: "restore-drill", destinations: [fencedEpochAdmin(destinationUrl)], drainTimeoutMs: 0 });
+    await runEpochTransition(pool, { reason: "restore drill", requestedBy: "restore-drill", destinations: [httpEpochDestination(fenced.name, fenced.epochAdminUrl!)], drainTimeoutMs: 0 });
   }
 
   const replacement = await claim();
@@ -138,7 +152,7 @@ export async function runRestoreDrill(pool: Pool, destinationUrl: string, option
   ]);
 
   let staleWriteAcceptedAtDestination: boolean;
-  let staleAnswer: { externalReference: string; result: unknown } | null = null;
+  let staleAnswer: { externalReference: string | null; result: unknown } | null = null;
   try {
     staleAnswer = await send(stale.step, staleIdentity);
     staleWriteAcceptedAtDestination = true;

@@ -6,6 +6,7 @@
  */
 import type { Pool } from "pg";
 import type { AttemptView, FencingRejectionView, LateObservationView, LeaseTermView, PermitView, ReceiptView, RecoveryDecisionView, ReviewCaseView, StepDetail } from "@/lib/api/contract/engineer/steps";
+import type { StoredContract } from "@/lib/engine/contract";
 import { run } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
 import * as sql from "./sql";
@@ -17,6 +18,15 @@ const isoOrNull = (value: unknown): string | null => (value === null || value ==
 const num = (value: unknown): number => Number(value);
 const str = (value: unknown): string => value as string;
 const strOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+const contractView = (contract: StoredContract | null): StepDetail["step"]["contract"] =>
+  contract && {
+    idempotencyKeys: contract.idempotencyKeys,
+    statusQuery: contract.statusQuery,
+    fenceEnforcement: contract.fenceEnforcement,
+    repetition: contract.repetition,
+    timeoutMs: contract.timeoutMs,
+    concurrencyLimit: contract.concurrencyLimit,
+  };
 
 function rejection(row: Row): FencingRejectionView {
   return {
@@ -87,6 +97,8 @@ export async function readStepDetail(pool: Pool, stepId: string): Promise<StepDe
       name: str(step.name),
       position: num(step.position),
       adapter: str(step.adapter),
+      adapterVersion: str(step.adapter_version),
+      contract: contractView(step.contract as StoredContract | null),
       operation: str(step.operation),
       stepClass: str(step.step_class),
       leaseTtlMs: num(step.lease_ttl_ms),
@@ -106,6 +118,8 @@ export async function readStepDetail(pool: Pool, stepId: string): Promise<StepDe
     workflow: {
       id: str(step.workflow_id),
       kind: str(step.workflow_kind),
+      version: num(step.workflow_version),
+      servedBy: num(step.workflow_served_by),
       status: step.workflow_status as StepDetail["workflow"]["status"],
       statusReason: strOrNull(step.workflow_status_reason),
       requester: str(step.workflow_requester),

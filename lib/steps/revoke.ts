@@ -8,9 +8,6 @@ import type { RevokeResult } from "@/lib/api/contract/engineer/steps";
 import { run } from "@/lib/engine/db";
 import { NoOpenLeaseError, NotFoundError } from "@/lib/engine/errors";
 import { revokeLease } from "@/lib/engine/recovery";
-// Registers the destination contracts, so recovery reads the real capabilities of each adapter
-// rather than the conservative unknown contract.
-import "@/lib/adapters/destinations";
 import * as sql from "./sql";
 
 export async function revokeStepLease(pool: Pool, stepId: string, reason: string, actor: string): Promise<RevokeResult> {

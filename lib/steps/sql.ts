@@ -1,5 +1,7 @@
 /** The engineer's reads of steps, and nothing else: every write goes through lib/engine. */
 import type { NamedSql } from "@/lib/engine/db";
+import { contractColumn } from "@/lib/engine/sql/contract";
+import { liveServersOf } from "@/lib/engine/sql/registration";
 
 const MICROS_ISO = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
@@ -57,7 +59,9 @@ export const readStep: NamedSql = {
   name: "fl_eng_read_step",
   text: `
 SELECT s.*, sc.lease_ttl_ms, now() AS db_now,
-       w.kind AS workflow_kind, w.status AS workflow_status, w.status_reason AS workflow_status_reason,
+       ${contractColumn("s.adapter", "s.adapter_version")} AS contract,
+       w.kind AS workflow_kind, w.version AS workflow_version, ${liveServersOf("w.kind", "w.version")} AS workflow_served_by,
+       w.status AS workflow_status, w.status_reason AS workflow_status_reason,
        w.requester AS workflow_requester, w.created_at AS workflow_created_at, w.deadline_at AS workflow_deadline_at,
        (SELECT json_agg(json_build_object('id', o.id, 'name', o.name, 'adapter', o.adapter, 'state', o.state,
                                           'fencingTerm', o.fencing_term) ORDER BY o.position)

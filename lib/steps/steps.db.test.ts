@@ -12,7 +12,7 @@ import { AuthorityLostError, NotFoundError } from "@/lib/engine/errors";
 import { claimSteps } from "@/lib/engine/lease";
 import { runRecoveryScan } from "@/lib/engine/recovery";
 import { registerSession } from "@/lib/engine/session";
-import { createSingleStepWorkflows, setLeaseExpiry, truncateEngineTables } from "@/lib/engine/test-support";
+import { createSingleStepWorkflows, setLeaseExpiry, truncateEngineTables, servedFor } from "@/lib/engine/test-support";
 import { readStepDetail } from "./detail";
 import { listSteps } from "./list";
 import { revokeStepLease } from "./revoke";
@@ -24,7 +24,7 @@ describe("step detail", () => {
     await truncateEngineTables(db.pool);
     const ids = await createSingleStepWorkflows(db.pool, 2, pure);
     const first = await registerSession(db.pool, "direct");
-    const [claimed] = await claimSteps(db.pool, first, ["pure"], 1);
+    const [claimed] = await claimSteps(db.pool, first, servedFor("pure"), 1);
     const stepId = claimed?.stepId;
     const otherStepId = ids.find((id) => id !== stepId);
     await db.pool.query("UPDATE step SET next_eligible_at = now() + interval '1 hour' WHERE id = $1", [otherStepId]);
@@ -36,7 +36,7 @@ describe("step detail", () => {
     expect(decided.map((d) => d.decision.category)).toEqual(["retry_same_identity"]);
 
     const second = await registerSession(db.pool, "direct");
-    const [reclaimed] = await claimSteps(db.pool, second, ["pure"], 1);
+    const [reclaimed] = await claimSteps(db.pool, second, servedFor("pure"), 1);
     expect(reclaimed).toMatchObject({ stepId, fencingTerm: 2n });
     await expect(beginInvocation(db.pool, staleLease)).rejects.toBeInstanceOf(AuthorityLostError);
 
@@ -98,7 +98,7 @@ describe("revoke", () => {
     await truncateEngineTables(db.pool);
     const [stepId] = await createSingleStepWorkflows(db.pool, 1, { adapter: "opaque", operation: "deliver", stepClass: "pure" });
     const session = await registerSession(db.pool, "direct");
-    await claimSteps(db.pool, session, ["opaque"], 1);
+    await claimSteps(db.pool, session, servedFor("opaque"), 1);
     const lease = { stepId: stepId!, fencingTerm: 1n, sessionId: session };
     await persistRequestIdentity(db.pool, lease, "identity-1", "1");
     await beginInvocation(db.pool, lease);

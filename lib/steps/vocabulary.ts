@@ -4,4 +4,3 @@
  * engine's words (states, checkpoints, reasons) are in lib/engine/vocabulary.ts.
  */
 export const LAB_ACTIONS = ["pause", "resume", "kill"] as const;
-export const DESTINATION_KINDS = ["fenced", "idempotent", "queryable", "opaque"] as const;

@@ -10,16 +10,19 @@ import type { Pool } from "pg";
 import { describe, expect, onTestFinished } from "vitest";
 import { dbTest as test, type TestDatabase } from "@/lib/db/test-database";
 import { AuthorityLostError, CheckpointOrderError, NotFoundError, ReleaseRefusedError } from "@/lib/engine/errors";
-import { isPermit, type PermitRequest } from "@/lib/engine/permit";
-import { createSingleStepWorkflows, setLeaseExpiry, truncateEngineTables } from "@/lib/engine/test-support";
+import { isPermit } from "@/lib/engine/permit-policy";
+import type { PermitRequest } from "@/lib/engine/types";
+import { createSingleStepWorkflows, servedFor, setLeaseExpiry, truncateEngineTables } from "@/lib/engine/test-support";
 import type { ClaimedStep, LeaseHandle } from "@/lib/engine/types";
 import type { Coordinator } from "./coordinator";
+import { TEST_PURE_REGISTRATION } from "./test-support";
 import { digestOf } from "@/lib/engine/digest";
 
 export type MakeCoordinator = (db: TestDatabase) => Coordinator | Promise<Coordinator>;
 
 const ADAPTER = "pure";
 const step = { adapter: ADAPTER, operation: "noop", stepClass: "pure" } as const;
+const SERVED = servedFor(ADAPTER);
 const effect = (externalReference: string) => ({ kind: "effect", externalReference, result: { ok: true }, verification: "direct_response" }) as const;
 const leaseOf = (claimed: ClaimedStep, sessionId: string): LeaseHandle => ({ stepId: claimed.stepId, fencingTerm: claimed.fencingTerm, sessionId });
 const permitRequest = (overrides: Partial<PermitRequest> = {}): PermitRequest => ({
@@ -42,7 +45,8 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
   async function worker(db: TestDatabase) {
     const coordinator = await makeCoordinator(db);
     onTestFinished(() => coordinator.close());
-    const sessionId = await coordinator.registerSession();
+    const { sessionId, served } = await coordinator.registerSession(TEST_PURE_REGISTRATION);
+    expect(served).toEqual(SERVED);
     return { coordinator, sessionId };
   }
 
@@ -51,12 +55,12 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
     const [stepId] = await createSingleStepWorkflows(db.pool, 1, step);
     const a = await worker(db);
     const b = await worker(db);
-    const leaseA = leaseOf(await one(a.coordinator.claim(a.sessionId, [ADAPTER], 1)), a.sessionId);
+    const leaseA = leaseOf(await one(a.coordinator.claim(a.sessionId, SERVED, 1)), a.sessionId);
     await a.coordinator.persistRequestIdentity(leaseA, "fl-stale", "1");
     await a.coordinator.beginInvocation(leaseA);
     await setLeaseExpiry(db.pool, stepId!, -1);
     expect(await a.coordinator.recover(a.sessionId, 10)).toBeGreaterThanOrEqual(1);
-    const claimedB = await one(b.coordinator.claim(b.sessionId, [ADAPTER], 1));
+    const claimedB = await one(b.coordinator.claim(b.sessionId, SERVED, 1));
     return { stepId: stepId!, a, b, leaseA, leaseB: leaseOf(claimedB, b.sessionId), claimedB };
   }
 
@@ -82,8 +86,8 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
       const input = { text: "héllo", nested: { list: [1, 2.5, null, true] } };
       const stepIds = await createSingleStepWorkflows(db.pool, 2, { ...step, input });
       const { coordinator, sessionId } = await worker(db);
-      expect(await coordinator.claim(sessionId, [ADAPTER], 0)).toEqual([]);
-      const claimed = await coordinator.claim(sessionId, [ADAPTER], 5);
+      expect(await coordinator.claim(sessionId, SERVED, 0)).toEqual([]);
+      const claimed = await coordinator.claim(sessionId, SERVED, 5);
       expect(claimed.map((c) => c.stepId).sort()).toEqual([...stepIds].sort());
       for (const c of claimed) {
         expect(c).toMatchObject({ fencingTerm: 1n, mode: "execute", requestIdentity: null, adapter: ADAPTER, operation: "noop", stepClass: "pure", attemptsStarted: 1 });
@@ -95,15 +99,15 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
         expect(c.input).toEqual(input);
         expect(c.leaseTtlMs).toBeGreaterThan(0);
       }
-      expect(await coordinator.claim(sessionId, [ADAPTER], 5)).toEqual([]);
-      expect(await coordinator.claim(sessionId, ["no-such-adapter"], 5)).toEqual([]);
+      expect(await coordinator.claim(sessionId, SERVED, 5)).toEqual([]);
+      expect(await coordinator.claim(sessionId, [{ kind: "no-such-kind", version: 1 }], 5)).toEqual([]);
     });
 
     test("renew is granted to the holder and refused, with a reason, to another session and for an ended lease", async ({ db }) => {
       await createSingleStepWorkflows(db.pool, 1, step);
       const a = await worker(db);
       const b = await worker(db);
-      const claimed = await one(a.coordinator.claim(a.sessionId, [ADAPTER], 1));
+      const claimed = await one(a.coordinator.claim(a.sessionId, SERVED, 1));
       const lease = leaseOf(claimed, a.sessionId);
 
       const granted = await one(a.coordinator.renew(a.sessionId, [{ ...lease, checkpointVersion: claimed.checkpointVersion }]));
@@ -128,7 +132,7 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
     test("the three checkpoints are accepted in order", async ({ db }) => {
       await createSingleStepWorkflows(db.pool, 1, step);
       const { coordinator, sessionId } = await worker(db);
-      const claimed = await one(coordinator.claim(sessionId, [ADAPTER], 1));
+      const claimed = await one(coordinator.claim(sessionId, SERVED, 1));
       const lease = leaseOf(claimed, sessionId);
       const identity = await coordinator.persistRequestIdentity(lease, "fl-in-order", "1");
       expect(identity).toEqual({ checkpointVersion: claimed.checkpointVersion + 1, requestIdentity: "fl-in-order" });
@@ -145,7 +149,7 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
     test("checkpoints out of order are refused with CheckpointOrderError", async ({ db }) => {
       await createSingleStepWorkflows(db.pool, 1, step);
       const { coordinator, sessionId } = await worker(db);
-      const lease = leaseOf(await one(coordinator.claim(sessionId, [ADAPTER], 1)), sessionId);
+      const lease = leaseOf(await one(coordinator.claim(sessionId, SERVED, 1)), sessionId);
       const early = coordinator.beginInvocation(lease);
       await expect(early).rejects.toBeInstanceOf(CheckpointOrderError);
       await expect(early).rejects.toMatchObject({ code: "checkpoint_order", operation: "begin_invocation", stepId: lease.stepId });
@@ -193,12 +197,12 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
       const stepIds = await createSingleStepWorkflows(db.pool, 2, step);
       const a = await worker(db);
       const b = await worker(db);
-      const claimed = await a.coordinator.claim(a.sessionId, [ADAPTER], 2);
+      const claimed = await a.coordinator.claim(a.sessionId, SERVED, 2);
       expect(claimed).toHaveLength(2);
       const [fresh, stale] = claimed.map((c) => leaseOf(c, a.sessionId)) as [LeaseHandle, LeaseHandle];
       await setLeaseExpiry(db.pool, stale.stepId, -1);
       await b.coordinator.recover(b.sessionId, 10);
-      const takenOver = await one(b.coordinator.claim(b.sessionId, [ADAPTER], 1));
+      const takenOver = await one(b.coordinator.claim(b.sessionId, SERVED, 1));
       expect(takenOver).toMatchObject({ stepId: stale.stepId, fencingTerm: 2n });
 
       const results = await a.coordinator.commitReceipts(a.sessionId, [
@@ -222,7 +226,7 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
     test("reportFailure ends the attempt and recovery decides from the evidence", async ({ db }) => {
       const [stepId] = await createSingleStepWorkflows(db.pool, 1, step);
       const { coordinator, sessionId } = await worker(db);
-      const lease = leaseOf(await one(coordinator.claim(sessionId, [ADAPTER], 1)), sessionId);
+      const lease = leaseOf(await one(coordinator.claim(sessionId, SERVED, 1)), sessionId);
       await coordinator.reportFailure(lease, "handler threw: conformance");
       expect(await rows(db.pool, "SELECT outcome::text, outcome_reason FROM attempt WHERE step_id = $1", [stepId])).toEqual([
         { outcome: "failed", outcome_reason: "handler threw: conformance" },
@@ -234,18 +238,18 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
     test("release hands work back, with a delay, refuses after invocation began, and accepts a known-absent effect", async ({ db }) => {
       const [stepId] = await createSingleStepWorkflows(db.pool, 1, step);
       const { coordinator, sessionId } = await worker(db);
-      const first = leaseOf(await one(coordinator.claim(sessionId, [ADAPTER], 1)), sessionId);
+      const first = leaseOf(await one(coordinator.claim(sessionId, SERVED, 1)), sessionId);
       await coordinator.release(first, "stopping");
       expect(await rows(db.pool, "SELECT state::text, next_eligible_at <= now() AS eligible FROM step WHERE id = $1", [stepId])).toEqual([{ state: "ready", eligible: true }]);
       await expect(coordinator.release(first, "twice")).rejects.toBeInstanceOf(AuthorityLostError);
 
-      const second = leaseOf(await one(coordinator.claim(sessionId, [ADAPTER], 1)), sessionId);
+      const second = leaseOf(await one(coordinator.claim(sessionId, SERVED, 1)), sessionId);
       await coordinator.release(second, "waiting: rate limited", { delayMs: 60_000 });
       expect(await rows(db.pool, "SELECT state::text, next_eligible_at > now() + interval '50 seconds' AS waiting FROM step WHERE id = $1", [stepId])).toEqual([{ state: "ready", waiting: true }]);
-      expect(await coordinator.claim(sessionId, [ADAPTER], 1)).toEqual([]);
+      expect(await coordinator.claim(sessionId, SERVED, 1)).toEqual([]);
 
       await db.pool.query("UPDATE step SET next_eligible_at = now() WHERE id = $1", [stepId]);
-      const third = leaseOf(await one(coordinator.claim(sessionId, [ADAPTER], 1)), sessionId);
+      const third = leaseOf(await one(coordinator.claim(sessionId, SERVED, 1)), sessionId);
       await coordinator.persistRequestIdentity(third, "fl-release", "1");
       await coordinator.beginInvocation(third);
       const refused = coordinator.release(third, "too late");
@@ -262,7 +266,7 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
     test("adapter permits: acquire within capacity, refuse beyond it, release, hold; authority lost without the lease", async ({ db }) => {
       await createSingleStepWorkflows(db.pool, 2, step);
       const { coordinator, sessionId } = await worker(db);
-      const [one1, two] = (await coordinator.claim(sessionId, [ADAPTER], 2)).map((c) => leaseOf(c, sessionId)) as [LeaseHandle, LeaseHandle];
+      const [one1, two] = (await coordinator.claim(sessionId, SERVED, 2)).map((c) => leaseOf(c, sessionId)) as [LeaseHandle, LeaseHandle];
       const permit = await coordinator.acquirePermit(one1, permitRequest());
       if (!isPermit(permit)) throw new Error(`no permit: ${JSON.stringify(permit)}`);
       expect(permit.permitId).toMatch(/^[0-9a-f-]{36}$/);
@@ -301,7 +305,7 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
     test("recover decides an expired lease from its evidence", async ({ db }) => {
       const [stepId] = await createSingleStepWorkflows(db.pool, 1, step);
       const { coordinator, sessionId } = await worker(db);
-      await one(coordinator.claim(sessionId, [ADAPTER], 1));
+      await one(coordinator.claim(sessionId, SERVED, 1));
       expect(await coordinator.recover(sessionId, 10)).toBe(0);
       await setLeaseExpiry(db.pool, stepId!, -1);
       expect(await coordinator.recover(sessionId, 10)).toBe(1);
@@ -309,7 +313,7 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
         { trigger: "lease_expired", decided_by: sessionId },
       ]);
       expect(await rows(db.pool, "SELECT state::text FROM step WHERE id = $1", [stepId])).toEqual([{ state: "ready" }]);
-      const again = await one(coordinator.claim(sessionId, [ADAPTER], 1));
+      const again = await one(coordinator.claim(sessionId, SERVED, 1));
       expect(again.fencingTerm).toBe(2n);
     });
 

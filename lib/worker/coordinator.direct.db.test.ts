@@ -1,5 +1,5 @@
 /** The coordinator conformance suite over the direct database transport. */
 import { coordinatorConformance } from "./coordinator.conformance";
-import { directCoordinator } from "./coordinator";
+import { directCoordinator } from "./direct-coordinator";
 
 coordinatorConformance("direct", (db) => directCoordinator(db.pool));

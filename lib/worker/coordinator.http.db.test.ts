@@ -13,14 +13,14 @@ import { createWorkerToken, installWorkerToken, revokeWorkerToken } from "@/lib/
 import { dbTest as test, type TestDatabase } from "@/lib/db/test-database";
 import { AuthorityLostError } from "@/lib/engine/errors";
 import { registerSession } from "@/lib/engine/session";
-import { createSingleStepWorkflows, createStepClass, truncateEngineTables } from "@/lib/engine/test-support";
-import { createWorkflow } from "@/lib/engine/workflow";
+import { createSingleStepWorkflows, createStepClass, servedFor, truncateEngineTables } from "@/lib/engine/test-support";
 import { AttemptRun, AuthorityUncertainError } from "./attempt-run";
 import { coordinatorConformance } from "./coordinator.conformance";
-import { directCoordinator } from "./coordinator";
-import { pureHandler } from "./handlers/pure";
+import { directCoordinator } from "./direct-coordinator";
 import { spawnWorker, stopAll } from "./test-process";
 import { httpCoordinator, WorkerTransportError } from "./http-coordinator";
+import { createFastClass, sleepThenDone } from "./test-definitions";
+import { createRequestsOf, TEST_PURE_REGISTRATION } from "./test-support";
 import { Worker } from "./worker";
 
 const TOKEN = "conformance-token-0123456789";
@@ -68,7 +68,7 @@ describe("the HTTP worker protocol", () => {
       expect(await response.json()).toMatchObject({ status: 401, code: "unauthorized" });
     }
     const wrong = httpCoordinator({ baseUrl, token: "wrong-token" });
-    const refused = await wrong.registerSession().catch((error: unknown) => error);
+    const refused = await wrong.registerSession(TEST_PURE_REGISTRATION).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(WorkerTransportError);
     expect(refused).not.toBeInstanceOf(AuthorityLostError);
     expect(refused).toMatchObject({ status: 401 });
@@ -81,7 +81,7 @@ describe("the HTTP worker protocol", () => {
     const directSession = await registerSession(db.pool, "direct");
     const coordinator = httpCoordinator({ baseUrl, token: TOKEN });
     await expect(coordinator.heartbeat(directSession)).rejects.toMatchObject({ status: 403 });
-    await expect(coordinator.claim(directSession, ["pure"], 1)).rejects.toMatchObject({ status: 403 });
+    await expect(coordinator.claim(directSession, servedFor("pure"), 1)).rejects.toMatchObject({ status: 403 });
 
     const post = (operation: string, body: string) =>
       fetch(`${baseUrl}/api/worker/${operation}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body });
@@ -103,8 +103,8 @@ describe("the HTTP worker protocol", () => {
 
     const coordinator = httpCoordinator({ baseUrl, token: issued.token });
     onTestFinished(() => coordinator.close());
-    const sessionId = await coordinator.registerSession();
-    const [claimed] = await coordinator.claim(sessionId, ["pure"], 1);
+    const sessionId = (await coordinator.registerSession(TEST_PURE_REGISTRATION)).sessionId;
+    const [claimed] = await coordinator.claim(sessionId, servedFor("pure"), 1);
     const lease = { stepId: claimed!.stepId, fencingTerm: claimed!.fencingTerm, sessionId, checkpointVersion: claimed!.checkpointVersion };
     expect((await coordinator.renew(sessionId, [lease]))[0]).toMatchObject({ renewed: true });
 
@@ -112,7 +112,7 @@ describe("the HTTP worker protocol", () => {
     const refused = await coordinator.renew(sessionId, [lease]).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(WorkerTransportError);
     expect(refused).toMatchObject({ status: 401 });
-    await expect(coordinator.registerSession()).rejects.toMatchObject({ status: 401 });
+    await expect(coordinator.registerSession(TEST_PURE_REGISTRATION)).rejects.toMatchObject({ status: 401 });
     const { rows: audit } = await db.pool.query("SELECT action, actor FROM audit_log WHERE subject_id = $1 ORDER BY id", [issued.id]);
     expect(audit).toEqual([{ action: "worker_token.created", actor: "admin@test" }, { action: "worker_token.revoked", actor: "admin@test" }]);
   });
@@ -124,9 +124,9 @@ describe("the HTTP worker protocol", () => {
     const holder = httpCoordinator({ baseUrl, token: other.token });
     const intruder = httpCoordinator({ baseUrl, token: TOKEN });
     onTestFinished(() => Promise.all([holder.close(), intruder.close()]).then(() => undefined));
-    const holderSession = await holder.registerSession();
-    const intruderSession = await intruder.registerSession();
-    const [claimed] = await holder.claim(holderSession, ["pure"], 1);
+    const holderSession = (await holder.registerSession(TEST_PURE_REGISTRATION)).sessionId;
+    const intruderSession = (await intruder.registerSession(TEST_PURE_REGISTRATION)).sessionId;
+    const [claimed] = await holder.claim(holderSession, servedFor("pure"), 1);
 
     const asHolder = { stepId: claimed!.stepId, fencingTerm: claimed!.fencingTerm, sessionId: holderSession };
     await expect(intruder.beginInvocation(asHolder)).rejects.toMatchObject({ status: 403 });
@@ -153,8 +153,8 @@ describe("the HTTP worker protocol", () => {
     };
     const coordinator = httpCoordinator({ baseUrl, token: TOKEN, fetch: flaky });
     onTestFinished(() => coordinator.close());
-    const sessionId = await coordinator.registerSession();
-    const [claimed] = await coordinator.claim(sessionId, ["pure"], 1);
+    const sessionId = (await coordinator.registerSession(TEST_PURE_REGISTRATION)).sessionId;
+    const [claimed] = await coordinator.claim(sessionId, servedFor("pure"), 1);
     const lines: string[] = [];
     const run = new AttemptRun(claimed!, sessionId, coordinator, performance.now(), (line) => lines.push(line));
     onTestFinished(() => run.stop());
@@ -196,18 +196,11 @@ describe("the HTTP worker protocol", () => {
 
   test("a real Worker runs a two-step workflow to completion over HTTP", async ({ db }) => {
     const baseUrl = await serve(db);
-    const created = await createWorkflow(db.pool, {
-      kind: "test",
-      input: {},
-      requester: "test",
-      steps: [
-        { name: "a", adapter: "t", operation: "noop", stepClass: "pure" },
-        { name: "b", adapter: "t", operation: "noop", stepClass: "pure", dependsOn: ["a"] },
-      ],
-    });
+    await createFastClass(db.pool);
+    const [created] = await createRequestsOf(db.pool, sleepThenDone, [{}]);
     const worker = new Worker({
       coordinator: httpCoordinator({ baseUrl, token: TOKEN }),
-      handlers: new Map([["t", pureHandler]]),
+      workflows: [sleepThenDone],
       pollIntervalMs: 2_000,
       recoveryIntervalMs: 200,
       shutdownTimeoutMs: 2_000,
@@ -216,16 +209,16 @@ describe("the HTTP worker protocol", () => {
     const sessionId = await worker.start();
     onTestFinished(() => worker.stop());
     await vi.waitFor(async () => {
-      const { rows } = await db.pool.query("SELECT status FROM workflow WHERE id = $1", [created.workflowId]);
+      const { rows } = await db.pool.query("SELECT status FROM workflow WHERE id = $1", [created!.workflowId]);
       expect(rows[0].status).toBe("completed");
     }, { timeout: 10_000 });
     await worker.stop();
     const { rows } = await db.pool.query(
       `SELECT s.name, r.verification_method::text, l.owner_session_id FROM receipt r JOIN step s ON s.id = r.step_id
        JOIN lease l ON l.step_id = r.step_id AND l.fencing_term = r.fencing_term WHERE s.workflow_id = $1 ORDER BY s.position`,
-      [created.workflowId],
+      [created!.workflowId],
     );
-    expect(rows.map((r) => r.name)).toEqual(["a", "b"]);
+    expect(rows.map((r) => r.name)).toEqual(["first", "second"]);
     expect(new Set(rows.map((r) => r.owner_session_id))).toEqual(new Set([sessionId]));
     const session = await db.pool.query("SELECT transport, stopped_at IS NOT NULL AS stopped FROM worker_session WHERE id = $1", [sessionId]);
     expect(session.rows).toEqual([{ transport: "http", stopped: true }]);
@@ -233,15 +226,8 @@ describe("the HTTP worker protocol", () => {
 
   test("the worker process (npm run worker) runs over HTTP with no database URL", { timeout: 60_000 }, async ({ db }) => {
     const baseUrl = await serve(db);
-    const created = await createWorkflow(db.pool, {
-      kind: "test",
-      input: {},
-      requester: "test",
-      steps: [
-        { name: "a", adapter: "pure", operation: "noop", stepClass: "pure" },
-        { name: "b", adapter: "pure", operation: "noop", stepClass: "pure", dependsOn: ["a"] },
-      ],
-    });
+    await createFastClass(db.pool);
+    const [created] = await createRequestsOf(db.pool, sleepThenDone, [{}]);
     const child = spawnWorker("", {
       FENCELINE_WORKER_TRANSPORT: "http",
       FENCELINE_COORDINATOR_URL: baseUrl,
@@ -250,9 +236,9 @@ describe("the HTTP worker protocol", () => {
     });
     onTestFinished(() => stopAll([child]));
     const ready = await child.waitForLine(/^FENCELINE_WORKER_READY /);
-    expect(ready).toMatch(/transport http$/);
+    expect(ready).toMatch(/transport http serves /);
     await vi.waitFor(async () => {
-      const { rows } = await db.pool.query("SELECT status FROM workflow WHERE id = $1", [created.workflowId]);
+      const { rows } = await db.pool.query("SELECT status FROM workflow WHERE id = $1", [created!.workflowId]);
       expect(rows[0].status).toBe("completed");
     }, { timeout: 20_000 });
     await stopAll([child]);
@@ -269,7 +255,7 @@ describe("the HTTP worker protocol", () => {
       await Promise.all([http.close(), direct.close()]);
     });
     const median = async (coordinator: typeof http) => {
-      const sessionId = await coordinator.registerSession();
+      const sessionId = (await coordinator.registerSession(TEST_PURE_REGISTRATION)).sessionId;
       const samples: number[] = [];
       for (let i = 0; i < 200; i += 1) {
         const startedAt = performance.now();

@@ -1,25 +1,37 @@
 /**
  * The one interface through which a worker reaches the coordinator. Two transports implement
- * it: the direct database transport (this file, same engine functions, for one box and
- * benchmarks) and the HTTP worker protocol (workers on other machines).
+ * it: the direct database transport (direct-coordinator.ts, the same engine functions, for one
+ * box and benchmarks) and the HTTP worker protocol (http-coordinator.ts, workers on other
+ * machines). Types only, so the worker door does not bring the engine's SQL or pg along.
  */
-import type { Pool, PoolClient } from "pg";
-import type { CheckpointAck } from "@/lib/engine/checkpoint";
-import { beginInvocation, observeEffectAbsent, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
-import { postLateObservation, type LateObservation } from "@/lib/engine/late-observation";
-import { claimSteps, releaseLease, renewLeases, type ReleaseOptions } from "@/lib/engine/lease";
-import { acquirePermit, holdPermit, releasePermit, sweepPermits, type Permit, type PermitRefusal, type PermitRequest } from "@/lib/engine/permit";
-import { commitReceipts, type ReceiptRequest, type ReceiptResult } from "@/lib/engine/receipt";
-import { reportFailure, runRecoveryScan } from "@/lib/engine/recovery";
-import { heartbeatSession, registerSession, stopSession } from "@/lib/engine/session";
-import type { ClaimedStep, LeaseHandle, RenewRequest, RenewResult } from "@/lib/engine/types";
+import type { Registration } from "@/lib/definitions/registration";
+import type {
+  CheckpointAck,
+  ClaimedStep,
+  LateObservation,
+  LeaseHandle,
+  Permit,
+  PermitRefusal,
+  PermitRequest,
+  ReceiptRequest,
+  ReceiptResult,
+  ReleaseOptions,
+  RenewRequest,
+  RenewResult,
+  WorkflowVersion,
+} from "@/lib/engine/types";
 
 export type Coordinator = {
   readonly transport: "direct" | "http";
-  registerSession(): Promise<string>;
+  /**
+   * Registers a session with the definitions it serves (refused, with the difference named, when
+   * a kind and version is already registered with another shape).
+   */
+  registerSession(registration: Registration): Promise<{ sessionId: string; served: WorkflowVersion[] }>;
   heartbeat(sessionId: string): Promise<boolean>;
   stopSession(sessionId: string, reason: string): Promise<void>;
-  claim(sessionId: string, adapters: readonly string[], limit: number): Promise<ClaimedStep[]>;
+  /** Claims up to `limit` ready steps of the workflow versions the session registered to serve. */
+  claim(sessionId: string, served: readonly WorkflowVersion[], limit: number): Promise<ClaimedStep[]>;
   renew(sessionId: string, requests: readonly RenewRequest[]): Promise<RenewResult[]>;
   persistRequestIdentity(lease: LeaseHandle, proposed: string, adapterVersion: string): Promise<CheckpointAck & { requestIdentity: string }>;
   beginInvocation(lease: LeaseHandle): Promise<CheckpointAck>;
@@ -39,99 +51,3 @@ export type Coordinator = {
   waitForWork(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 };
-
-const READY_CHANNEL = "fenceline_step_ready";
-
-/** The direct database transport: engine functions over a pg pool, woken by LISTEN/NOTIFY. */
-export function directCoordinator(pool: Pool): Coordinator {
-  let listener: PoolClient | null = null;
-  let listening: Promise<void> | null = null;
-  let stopListening: () => Promise<void> = async () => undefined;
-  const waiters = new Set<() => void>();
-  // A notification that arrives while no one waits (a claim is in flight, and its snapshot may
-  // predate the new step) is kept for the next wait, which then returns at once instead of
-  // sleeping until its timeout.
-  let missed = false;
-  const wakeAll = () => {
-    if (waiters.size === 0) missed = true;
-    for (const wake of waiters) wake();
-    waiters.clear();
-  };
-
-  const listen = (): Promise<void> => {
-    listening ??= (async () => {
-      const client = await pool.connect();
-      // A lost listener connection only costs latency: waits fall back to their timeout.
-      const lost = () => {
-        client.off("notification", wakeAll);
-        listener = null;
-        listening = null;
-        client.release(true);
-      };
-      client.on("notification", wakeAll);
-      client.once("error", lost);
-      stopListening = async () => {
-        client.off("notification", wakeAll);
-        client.off("error", lost);
-        await client.query(`UNLISTEN ${READY_CHANNEL}`).catch(() => undefined);
-        client.release();
-      };
-      await client.query(`LISTEN ${READY_CHANNEL}`);
-      listener = client;
-    })().catch(() => {
-      listening = null;
-    });
-    return listening;
-  };
-
-  return {
-    transport: "direct",
-    registerSession: () => registerSession(pool, "direct"),
-    heartbeat: (sessionId) => heartbeatSession(pool, sessionId),
-    stopSession: (sessionId, reason) => stopSession(pool, sessionId, reason),
-    claim: (sessionId, adapters, limit) => claimSteps(pool, sessionId, adapters, limit),
-    renew: (sessionId, requests) => renewLeases(pool, sessionId, requests),
-    persistRequestIdentity: (lease, proposed, adapterVersion) => persistRequestIdentity(pool, lease, proposed, adapterVersion),
-    beginInvocation: (lease) => beginInvocation(pool, lease),
-    observeResponse: (lease, externalReference, result) => observeResponse(pool, lease, externalReference, result),
-    observeEffectAbsent: (lease, answer) => observeEffectAbsent(pool, lease, answer),
-    acquirePermit: (lease, request) => acquirePermit(pool, lease, request),
-    releasePermit: (permitId) => releasePermit(pool, permitId),
-    holdPermit: (permitId, reason, holdMs) => holdPermit(pool, permitId, reason, holdMs),
-    commitReceipts: (sessionId, requests) => commitReceipts(pool, sessionId, requests),
-    reportFailure: async (lease, reason) => {
-      await reportFailure(pool, lease, reason);
-    },
-    release: (lease, reason, options) => releaseLease(pool, lease, reason, options),
-    postLateObservation: async (lease, observation) => {
-      await postLateObservation(pool, lease, observation);
-    },
-    recover: async (decidedBy, batchSize) =>
-      (await runRecoveryScan(pool, { decidedBy, batchSize })).length + (await sweepPermits(pool, batchSize)),
-    waitForWork: async (timeoutMs) => {
-      await listen();
-      if (missed) {
-        missed = false;
-        return;
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          waiters.delete(done);
-          resolve();
-        }, timeoutMs);
-        const done = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        waiters.add(done);
-      });
-    },
-    close: async () => {
-      wakeAll();
-      if (listener) {
-        listener = null;
-        await stopListening();
-      }
-    },
-  };
-}

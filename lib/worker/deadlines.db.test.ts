@@ -5,35 +5,22 @@
  */
 import type { Pool } from "pg";
 import { afterEach, describe, expect, vi } from "vitest";
-import { registerContract, type AdapterContract } from "@/lib/adapters/contract";
 import { dbTest as test } from "@/lib/db/test-database";
+import type { WorkflowDefinition } from "@/lib/definitions/workflow";
 import { claimSteps } from "@/lib/engine/lease";
 import { registerSession } from "@/lib/engine/session";
-import { createStepClass, truncateEngineTables } from "@/lib/engine/test-support";
+import { createStepClass, servedFor, testKindOf, truncateEngineTables } from "@/lib/engine/test-support";
 import { createWorkflow } from "@/lib/engine/workflow";
-import { directCoordinator } from "./coordinator";
-import type { StepHandler } from "./handler";
-import { Worker } from "./worker";
+import { singleStep, testAdapter, testWorker } from "./test-support";
+import type { Worker } from "./worker";
 
 /** A destination that answers at once, with a 3 s timeout per call. */
-const slowTimeoutContract: AdapterContract = {
-  name: "timeout-3s",
-  version: "1",
-  externalEffect: true,
-  idempotencyKeys: true,
-  statusQuery: false,
-  fenceEnforcement: false,
-  repetition: "idempotency_protected",
+const timeout3s = testAdapter("timeout-3s", {
   timeoutMs: 3_000,
-  concurrencyLimit: 10,
-  operationClasses: ["create"],
-};
-registerContract(slowTimeoutContract);
-
-const answersAtOnce: StepHandler = async (context) => {
-  const answer = await context.invoke(async ({ requestIdentity }) => ({ externalReference: `ref-${requestIdentity}`, result: null }));
-  return { kind: "effect", externalReference: answer.externalReference, result: null, verification: "direct_response" };
-};
+  invoke: async ({ requestIdentity }) => ({ externalReference: `ref-${requestIdentity}`, result: null }),
+});
+/** Serves the test steps on timeout3s (the default handler invokes it and concludes with the effect). */
+const answersAtOnce = singleStep({ kind: testKindOf(timeout3s.name), adapter: timeout3s });
 
 const running: Worker[] = [];
 afterEach(async () => {
@@ -44,26 +31,19 @@ test.beforeEach(async ({ db }) => {
   await truncateEngineTables(db.pool);
 });
 
-function startWorker(pool: Pool, handlers: [string, StepHandler][]): Worker {
-  const worker = new Worker({
-    coordinator: directCoordinator(pool),
-    handlers: new Map(handlers),
-    pollIntervalMs: 100,
-    recoveryIntervalMs: 100,
-    shutdownTimeoutMs: 2_000,
-    log: () => undefined,
-  });
+function startWorker(pool: Pool, workflows: WorkflowDefinition[]): Worker {
+  const worker = testWorker(pool, workflows);
   running.push(worker);
   return worker;
 }
 
 async function oneStep(pool: Pool, step: { adapter: string; stepClass: string; attemptBudget?: number }, deadlineAt: Date | null = null) {
   const created = await createWorkflow(pool, {
-    kind: "test",
+    kind: testKindOf(step.adapter),
     input: {},
     requester: "test",
     deadlineAt,
-    steps: [{ name: "only", operation: "deliver", ...step }],
+    steps: [{ name: "only", ...step }],
   });
   return created.stepIds.get("only")!;
 }
@@ -84,8 +64,8 @@ describe("adapter timeout < attempt deadline", () => {
     // A 3,000 ms timeout against 3,700 ms less 500 ms grace and the worker's 200 ms margin
     // (a fifth of the TTL): not strictly inside.
     await createStepClass(db.pool, "tight", { leaseTtlMs: 1_000, renewEveryMs: 300, attemptDeadlineMs: 3_700, graceMs: 500 });
-    const stepId = await oneStep(db.pool, { adapter: slowTimeoutContract.name, stepClass: "tight", attemptBudget: 1 });
-    await startWorker(db.pool, [[slowTimeoutContract.name, answersAtOnce]]).start();
+    const stepId = await oneStep(db.pool, { adapter: timeout3s.name, stepClass: "tight", attemptBudget: 1 });
+    await startWorker(db.pool, [answersAtOnce]).start();
     await vi.waitFor(async () => expect((await stepSummary(db.pool, stepId)).state).toBe("failed"), { timeout: 10_000 });
     const summary = await stepSummary(db.pool, stepId);
     expect(summary.invocations).toBe(0);
@@ -95,8 +75,8 @@ describe("adapter timeout < attempt deadline", () => {
   test("with the call's timeout inside the attempt's window, the call is made", async ({ db }) => {
     // 100 ms beyond the boundary: the time from claim to call comes out of the same window.
     await createStepClass(db.pool, "fits", { leaseTtlMs: 1_000, renewEveryMs: 300, attemptDeadlineMs: 3_800, graceMs: 500 });
-    const stepId = await oneStep(db.pool, { adapter: slowTimeoutContract.name, stepClass: "fits", attemptBudget: 1 });
-    await startWorker(db.pool, [[slowTimeoutContract.name, answersAtOnce]]).start();
+    const stepId = await oneStep(db.pool, { adapter: timeout3s.name, stepClass: "fits", attemptBudget: 1 });
+    await startWorker(db.pool, [answersAtOnce]).start();
     await vi.waitFor(async () => expect((await stepSummary(db.pool, stepId)).state).toBe("completed"), { timeout: 10_000 });
     expect((await stepSummary(db.pool, stepId)).invocations).toBe(1);
   });
@@ -123,8 +103,8 @@ describe("lease TTL and renewal cadence", () => {
     await oneStep(db.pool, { adapter: "t", stepClass: "long-ttl" });
     await oneStep(db.pool, { adapter: "u", stepClass: short });
     const session = await registerSession(db.pool, "direct");
-    const [capped] = await claimSteps(db.pool, session, ["t"], 1);
-    const [plain] = await claimSteps(db.pool, session, ["u"], 1);
+    const [capped] = await claimSteps(db.pool, session, servedFor("t"), 1);
+    const [plain] = await claimSteps(db.pool, session, servedFor("u"), 1);
     expect(capped!.expiresAt.getTime() - capped!.dbNow.getTime()).toBe(1_500);
     expect(plain!.expiresAt.getTime() - plain!.dbNow.getTime()).toBe(1_000);
   });
@@ -137,21 +117,24 @@ describe("workflow deadline", () => {
     await oneStep(db.pool, { adapter: "ahead", stepClass: "pure" }, new Date(dbNow + 60_000));
     await oneStep(db.pool, { adapter: "passed", stepClass: "pure" }, new Date(dbNow - 1));
     const session = await registerSession(db.pool, "direct");
-    expect(await claimSteps(db.pool, session, ["ahead"], 1)).toHaveLength(1);
-    expect(await claimSteps(db.pool, session, ["passed"], 1)).toHaveLength(0);
+    expect(await claimSteps(db.pool, session, servedFor("ahead"), 1)).toHaveLength(1);
+    expect(await claimSteps(db.pool, session, servedFor("passed"), 1)).toHaveLength(0);
   });
 });
 
 describe("attempt budget", () => {
-  const fails: StepHandler = async () => {
-    throw new Error("not today");
-  };
+  const fails = singleStep({
+    kind: testKindOf("fails"),
+    run: async () => {
+      throw new Error("not today");
+    },
+  });
 
   test("a budget of 2 allows exactly one retry, then the step fails", async ({ db }) => {
     await createStepClass(db.pool, "quick", { leaseTtlMs: 1_000, renewEveryMs: 300, attemptDeadlineMs: 10_000, graceMs: 500 });
     const twice = await oneStep(db.pool, { adapter: "fails", stepClass: "quick", attemptBudget: 2 });
     const once = await oneStep(db.pool, { adapter: "fails", stepClass: "quick", attemptBudget: 1 });
-    await startWorker(db.pool, [["fails", fails]]).start();
+    await startWorker(db.pool, [fails]).start();
     await vi.waitFor(async () => {
       expect((await stepSummary(db.pool, twice)).state).toBe("failed");
       expect((await stepSummary(db.pool, once)).state).toBe("failed");

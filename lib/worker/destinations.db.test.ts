@@ -9,11 +9,11 @@ import { readAudit, startDestinationService, type DestinationService } from "@/l
 import type { FaultSettings } from "@/lib/demo/destination/faults";
 import { dbTest } from "@/lib/db/test-database";
 import { createStepClass, truncateEngineTables } from "@/lib/engine/test-support";
-import { createWorkflow } from "@/lib/engine/workflow";
-import { directCoordinator } from "./coordinator";
-import { defaultHandlers } from "./handlers";
+import { scenarioWorkflow } from "@/lib/scenarios/definitions";
+import type { Contract } from "@/lib/scenarios/types";
 import type { CheckpointHooks } from "./hooks";
-import { Worker } from "./worker";
+import { createRequestsOf, testWorker } from "./test-support";
+import type { Worker } from "./worker";
 
 const test = dbTest.extend("destination", { scope: "file" }, async ({ db }, { onCleanup }) => {
   const service = await startDestinationService({ databaseUrl: db.url, port: 0 });
@@ -46,28 +46,18 @@ const faultsOnlyForTheFirstTerm = (destination: DestinationService): CheckpointH
   },
 });
 
+/** One step on the destination's contract of the request's choosing, on the `quick` class. */
+const onDestination = (destination: DestinationService) => scenarioWorkflow(destination.url, "quick", "destination-test");
+
 function startWorker(pool: Pool, destination: DestinationService, hooks?: CheckpointHooks): Worker {
-  const worker = new Worker({
-    coordinator: directCoordinator(pool),
-    handlers: defaultHandlers({ destinationUrl: destination.url }),
-    pollIntervalMs: 100,
-    recoveryIntervalMs: 100,
-    shutdownTimeoutMs: 2_000,
-    hooks,
-    log: () => undefined,
-  });
+  const worker = testWorker(pool, [onDestination(destination)], { hooks });
   running.push(worker);
   return worker;
 }
 
-async function oneStepOn(pool: Pool, adapter: string): Promise<string> {
-  const created = await createWorkflow(pool, {
-    kind: "test",
-    input: {},
-    requester: "test",
-    steps: [{ name: "deliver", adapter, operation: "deliver", stepClass: "quick", input: { payload: { to: "ada@example.test" } } }],
-  });
-  return created.stepIds.get("deliver")!;
+async function oneStepOn(pool: Pool, destination: DestinationService, contract: Contract): Promise<string> {
+  const [created] = await createRequestsOf(pool, onDestination(destination), [{ contract, payload: { to: "ada@example.test" } }]);
+  return created!.stepIds.get("deliver")!;
 }
 
 type StepReport = {
@@ -100,9 +90,9 @@ const settled = async (pool: Pool, stepId: string, state: string) => {
 };
 
 describe("a clean call", () => {
-  for (const adapter of ["fenced", "idempotent", "queryable", "opaque"]) {
+  for (const adapter of ["fenced", "idempotent", "queryable", "opaque"] as const) {
     test(`${adapter}: one attempt, one effect, a receipt from the direct response`, async ({ db, destination }) => {
-      const stepId = await oneStepOn(db.pool, adapter);
+      const stepId = await oneStepOn(db.pool, destination, adapter);
       await startWorker(db.pool, destination).start();
       const done = await settled(db.pool, stepId, "completed");
       expect(done.attempts).toHaveLength(1);
@@ -119,7 +109,7 @@ describe("the destination committed, then dropped its answer", () => {
 
   test("idempotent: retried with the same key, verified by the destination's replay", async ({ db, destination }) => {
     await dropFirst(destination);
-    const stepId = await oneStepOn(db.pool, "idempotent");
+    const stepId = await oneStepOn(db.pool, destination, "idempotent");
     await startWorker(db.pool, destination, faultsOnlyForTheFirstTerm(destination)).start();
     const done = await settled(db.pool, stepId, "completed");
     expect(done.decisions).toEqual(["retry_same_key"]);
@@ -132,7 +122,7 @@ describe("the destination committed, then dropped its answer", () => {
 
   test("fenced: retried under a newer term with the same identity; the destination replays, never applies twice", async ({ db, destination }) => {
     await dropFirst(destination);
-    const stepId = await oneStepOn(db.pool, "fenced");
+    const stepId = await oneStepOn(db.pool, destination, "fenced");
     await startWorker(db.pool, destination, faultsOnlyForTheFirstTerm(destination)).start();
     const done = await settled(db.pool, stepId, "completed");
     expect(done.decisions).toEqual(["retry_same_identity"]);
@@ -144,7 +134,7 @@ describe("the destination committed, then dropped its answer", () => {
 
   test("queryable: a status query finds the effect and the receipt says so", async ({ db, destination }) => {
     await dropFirst(destination);
-    const stepId = await oneStepOn(db.pool, "queryable");
+    const stepId = await oneStepOn(db.pool, destination, "queryable");
     await startWorker(db.pool, destination).start();
     const done = await settled(db.pool, stepId, "completed");
     expect(done.decisions).toEqual(["status_query"]);
@@ -155,7 +145,7 @@ describe("the destination committed, then dropped its answer", () => {
 
   test("opaque: a review case, and no second call", async ({ db, destination }) => {
     await dropFirst(destination);
-    const stepId = await oneStepOn(db.pool, "opaque");
+    const stepId = await oneStepOn(db.pool, destination, "opaque");
     await startWorker(db.pool, destination).start();
     const done = await settled(db.pool, stepId, "indeterminate");
     expect(done.decisions).toEqual(["review"]);
@@ -174,7 +164,7 @@ describe("answers that say nothing was applied", () => {
     // outcome (timeout) on a destination where nothing happened.
     await setFaults(destination, { kinds: { queryable: { latency: { fixedMs: 8_000, jitterMs: 0 }, errorRate: 1 } } });
     await createStepClass(db.pool, "quick", { leaseTtlMs: 1_500, renewEveryMs: 500, attemptDeadlineMs: 20_000, graceMs: 500 });
-    const stepId = await oneStepOn(db.pool, "queryable");
+    const stepId = await oneStepOn(db.pool, destination, "queryable");
     await startWorker(db.pool, destination, faultsOnlyForTheFirstTerm(destination)).start();
     const done = await vi.waitFor(
       async () => {
@@ -195,7 +185,7 @@ describe("answers that say nothing was applied", () => {
 
   test("a definite failure is retried with the same identity even at an opaque destination", async ({ db, destination }) => {
     await setFaults(destination, { global: { errorRate: 1 } });
-    const stepId = await oneStepOn(db.pool, "opaque");
+    const stepId = await oneStepOn(db.pool, destination, "opaque");
     await startWorker(db.pool, destination, faultsOnlyForTheFirstTerm(destination)).start();
     const done = await settled(db.pool, stepId, "completed");
     expect(done.decisions).toEqual(["retry_same_identity"]);
@@ -206,7 +196,7 @@ describe("answers that say nothing was applied", () => {
 
   test("a rate limit releases the lease and waits without spending the attempt budget", async ({ db, destination }) => {
     await setFaults(destination, { global: { rateLimit: { rate: 1, retryAfterMs: 400 } } });
-    const stepId = await oneStepOn(db.pool, "idempotent");
+    const stepId = await oneStepOn(db.pool, destination, "idempotent");
     await startWorker(db.pool, destination).start();
     await vi.waitFor(async () => {
       const { rows } = await db.pool.query(

@@ -9,11 +9,11 @@ import { dbTest } from "@/lib/db/test-database";
 import { claimSteps } from "@/lib/engine/lease";
 import { commitReceipts } from "@/lib/engine/receipt";
 import { registerSession } from "@/lib/engine/session";
-import { createStepClass, setLeaseExpiry } from "@/lib/engine/test-support";
+import { createStepClass, servedFor, setLeaseExpiry, testKindOf } from "@/lib/engine/test-support";
 import { createWorkflow } from "@/lib/engine/workflow";
-import { directCoordinator } from "./coordinator";
-import { defaultHandlers } from "./handlers";
-import { Worker } from "./worker";
+import { scenarioWorkflow } from "@/lib/scenarios/definitions";
+import { createRequestsOf, testWorker } from "./test-support";
+import type { Worker } from "./worker";
 
 const test = dbTest.extend("destination", { scope: "file" }, async ({ db }, { onCleanup }) => {
   const service = await startDestinationService({ databaseUrl: db.url, port: 0 });
@@ -34,24 +34,15 @@ afterEach(async () => {
 test("no request body or credential lands in the evidence tables", async ({ db, destination }) => {
   await createStepClass(db.pool, "quick", { leaseTtlMs: 1_500, renewEveryMs: 500, attemptDeadlineMs: 20_000, graceMs: 500 });
   const secretPayload = { card: CARD, authorization: `Bearer ${API_KEY}`, note: "deliver to the back door" };
-  const workflows = await Promise.all(
-    ["idempotent", "queryable", "opaque", "fenced"].map((adapter) =>
-      createWorkflow(db.pool, {
-        kind: "evidence",
-        input: secretPayload,
-        requester: "test",
-        steps: [{ name: "deliver", adapter, operation: "deliver", stepClass: "quick", input: { payload: secretPayload } }],
-      }),
-    ),
+  const evidence = scenarioWorkflow(destination.url, "quick", "evidence");
+  const workflows = await createRequestsOf(
+    db.pool,
+    evidence,
+    ["idempotent", "queryable", "opaque", "fenced"].map((contract) => ({ contract, payload: secretPayload })),
   );
   // Every answer is dropped once: recovery by contract, a status query, a review case.
   await fetch(`${destination.url}/admin/faults`, { method: "PUT", body: JSON.stringify({ seed: 1, global: { dropResponseRate: 1 } }) });
-  worker = new Worker({
-    coordinator: directCoordinator(db.pool),
-    handlers: defaultHandlers({ destinationUrl: destination.url }),
-    pollIntervalMs: 100,
-    recoveryIntervalMs: 100,
-    log: () => undefined,
+  worker = testWorker(db.pool, [evidence], {
     hooks: {
       reached: async (name, step) => {
         if (name === "invocation_began" && step.fencingTerm >= 2n) await fetch(`${destination.url}/admin/faults`, { method: "PUT", body: JSON.stringify({}) });
@@ -69,10 +60,10 @@ test("no request body or credential lands in the evidence tables", async ({ db, 
 
   // A stale worker presents a receipt whose result echoes the request (as some destinations'
   // answers do): refused, and kept as a late observation — by its digest.
-  const stale = await createWorkflow(db.pool, { kind: "evidence", input: {}, requester: "test", steps: [{ name: "s", adapter: "t", operation: "o", stepClass: "quick" }] });
+  const stale = await createWorkflow(db.pool, { kind: testKindOf("t"), input: {}, requester: "test", steps: [{ name: "s", adapter: "t", stepClass: "quick" }] });
   const staleStep = stale.stepIds.get("s")!;
   const session = await registerSession(db.pool, "direct");
-  const [claimed] = await claimSteps(db.pool, session, ["t"], 1);
+  const [claimed] = await claimSteps(db.pool, session, servedFor("t"), 1);
   await setLeaseExpiry(db.pool, staleStep, -1);
   const [refused] = await commitReceipts(db.pool, session, [
     { lease: { stepId: staleStep, fencingTerm: claimed!.fencingTerm, sessionId: session }, conclusion: { kind: "effect", externalReference: "ref-1", result: { delivered: true, echoed: secretPayload }, verification: "direct_response" } },

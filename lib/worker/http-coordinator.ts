@@ -19,7 +19,7 @@ import {
   type wireAuthorityLost,
   type wireClaimedStep,
 } from "@/lib/api/contract/worker";
-import { AuthorityLostError, CheckpointOrderError, NotFoundError, ReleaseRefusedError } from "@/lib/engine/errors";
+import { AuthorityLostError, CheckpointOrderError, DefinitionConflictError, InvalidDefinitionError, NotFoundError, ReleaseRefusedError } from "@/lib/engine/errors";
 import type { ClaimedStep, LeaseHandle } from "@/lib/engine/types";
 import type { Coordinator } from "./coordinator";
 
@@ -111,18 +111,21 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
 
   return {
     transport: "http",
-    registerSession: async () => {
-      const { sessionId } = await call("register-session", { host: hostname().slice(0, 255), pid: process.pid });
+    registerSession: async (registration) => {
+      // The same data: the wire schema's types are mutable where the registration's are read-only.
+      const definitions = registration as Body<"register-session">["definitions"];
+      const { sessionId, served } = await call("register-session", { host: hostname().slice(0, 255), pid: process.pid, definitions });
       session = sessionId;
-      return sessionId;
+      return { sessionId, served };
     },
     heartbeat: async (sessionId) => (await call("heartbeat", { sessionId })).alive,
     stopSession: async (sessionId, reason) => {
       await call("stop-session", { sessionId, reason });
     },
-    claim: async (sessionId, adapters, limit) => {
+    // The server claims what the session registered to serve; `served` is the same list.
+    claim: async (sessionId, _served, limit) => {
       if (limit <= 0) return [];
-      return (await call("claim", { sessionId, adapters: [...adapters], limit })).steps.map(claimedStep);
+      return (await call("claim", { sessionId, limit })).steps.map(claimedStep);
     },
     renew: async (sessionId, requests) => {
       if (requests.length === 0) return [];
@@ -226,7 +229,7 @@ function refusal(operation: string, status: number, text: string): Error {
   } catch {
     body = undefined;
   }
-  if (status === 404 || status === 409) {
+  if (status === 404 || status === 409 || status === 422) {
     const fields = workerProblemFields.safeParse(body);
     if (fields.success) {
       const f = fields.data;
@@ -239,6 +242,10 @@ function refusal(operation: string, status: number, text: string): Error {
           return new ReleaseRefusedError(f.stepId, f.checkpoint);
         case "not-found":
           return new NotFoundError(f.what, f.id);
+        case "definition-conflict":
+          return new DefinitionConflictError(f.subject, f.differences);
+        case "invalid-definition":
+          return new InvalidDefinitionError(f.problems);
       }
     }
   }

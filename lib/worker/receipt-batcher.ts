@@ -2,7 +2,7 @@
  * Collects the receipts that attempts produce close together and commits them in one call.
  * Each receipt stays individually fenced inside the batch; batching only saves round trips.
  */
-import type { ReceiptRequest, ReceiptResult } from "@/lib/engine/receipt";
+import type { ReceiptRequest, ReceiptResult } from "@/lib/engine/types";
 import type { Coordinator } from "./coordinator";
 
 type Pending = { request: ReceiptRequest; resolve: (result: ReceiptResult) => void; reject: (error: unknown) => void };

@@ -3,10 +3,23 @@
  * lines they print (readiness, checkpoint traces) rather than on sleeps. Test support only.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import net from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** A loopback port nothing listens on now (the kernel's pick). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 export type Spawned = {
   readonly name: string;
@@ -84,8 +97,14 @@ export function spawnNodeProcess(name: string, script: string, env: Record<strin
 
 export type WorkerProcess = Spawned;
 
+/** A worker process (`lib/cli/worker.ts`) serving lib/worker/test-definitions.ts unless `env` names other definitions. */
 export function spawnWorker(databaseUrl: string, env: Record<string, string> = {}): WorkerProcess {
-  return spawnNodeProcess("scenario-worker", "lib/cli/worker.ts", { DATABASE_URL: databaseUrl, FENCELINE_PROCESS: "scenario-worker", ...env });
+  return spawnNodeProcess("scenario-worker", "lib/cli/worker.ts", {
+    DATABASE_URL: databaseUrl,
+    FENCELINE_PROCESS: "scenario-worker",
+    FENCELINE_DEFINITIONS: "lib/worker/test-definitions.ts",
+    ...env,
+  });
 }
 
 export async function stopAll(workers: readonly WorkerProcess[]): Promise<void> {

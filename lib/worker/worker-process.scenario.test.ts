@@ -5,11 +5,12 @@
  */
 import { afterEach, expect, vi } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
-import { createStepClass, truncateEngineTables } from "@/lib/engine/test-support";
-import { createWorkflows } from "@/lib/engine/workflow";
+import { truncateEngineTables } from "@/lib/engine/test-support";
+import { createFastClass, FAST_CLASS, sleepOnce, sleepThenDone } from "./test-definitions";
 import { spawnWorker, stopAll, type WorkerProcess } from "./test-process";
+import { createRequestsOf } from "./test-support";
 
-const LEASE_TTL_MS = 1_500;
+const LEASE_TTL_MS = FAST_CLASS.leaseTtlMs;
 const SCAN_INTERVAL_MS = 500;
 const started: WorkerProcess[] = [];
 
@@ -25,13 +26,11 @@ afterEach(async () => {
 
 test.beforeEach(async ({ db }) => {
   await truncateEngineTables(db.pool);
-  await createStepClass(db.pool, "fast", { leaseTtlMs: LEASE_TTL_MS, renewEveryMs: 500, attemptDeadlineMs: 60_000, graceMs: 500 });
+  await createFastClass(db.pool);
 });
 
 test("a worker killed with SIGKILL mid-attempt is recovered within lease TTL + scan interval", { timeout: 60_000 }, async ({ db }) => {
-  const [created] = await createWorkflows(db.pool, [
-    { kind: "test", input: {}, requester: "test", steps: [{ name: "work", adapter: "pure", operation: "sleep", stepClass: "fast", input: { ms: 2_000 } }] },
-  ]);
+  const [created] = await createRequestsOf(db.pool, sleepOnce, [{ ms: 2_000 }]);
   const stepId = created!.stepIds.get("work")!;
 
   // The victim holds the step at its claim (renewing) until it is killed, however slow the box.
@@ -78,18 +77,7 @@ test("nothing acknowledged is lost when workers are killed mid-run (invariant 8)
   const first = worker(db.url, traced);
   const second = worker(db.url, traced);
   await Promise.all([first.waitForLine(/FENCELINE_WORKER_READY/), second.waitForLine(/FENCELINE_WORKER_READY/)]);
-  const created = await createWorkflows(
-    db.pool,
-    Array.from({ length: 40 }, (_, i) => ({
-      kind: "test",
-      input: { i },
-      requester: "test",
-      steps: [
-        { name: "first", adapter: "pure", operation: "sleep", stepClass: "fast", input: { ms: 150 } },
-        { name: "second", adapter: "pure", operation: "noop", stepClass: "fast", dependsOn: ["first"] },
-      ],
-    })),
-  );
+  const created = await createRequestsOf(db.pool, sleepThenDone, Array.from({ length: 40 }, (_, i) => ({ i, ms: 150 })));
   await first.waitForLine(/FENCELINE_CHECKPOINT claimed/);
   await second.waitForLine(/FENCELINE_CHECKPOINT claimed/);
   first.process.kill("SIGKILL");

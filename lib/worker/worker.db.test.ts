@@ -4,29 +4,22 @@
  * a DAG runs in dependency order, and a graceful stop hands back work that has not begun.
  */
 import { describe, expect, vi } from "vitest";
+import { z } from "zod";
 import { dbTest as test } from "@/lib/db/test-database";
+import type { StepContext } from "@/lib/definitions/context";
+import { done, type StepOutcome } from "@/lib/definitions/outcome";
+import { defineWorkflow } from "@/lib/definitions/workflow";
 import { createStepClass, truncateEngineTables } from "@/lib/engine/test-support";
-import { createWorkflow } from "@/lib/engine/workflow";
-import { directCoordinator } from "./coordinator";
-import type { StepHandler } from "./handler";
-import { pureHandler } from "./handlers/pure";
-import { Worker } from "./worker";
+import { createRequestsOf, oneRequest, singleStep, testWorker } from "./test-support";
 
 test.beforeEach(async ({ db }) => {
   await truncateEngineTables(db.pool);
 });
 
-function startWorker(pool: import("pg").Pool, handler: StepHandler) {
-  const worker = new Worker({
-    coordinator: directCoordinator(pool),
-    handlers: new Map([["t", handler]]),
-    pollIntervalMs: 100,
-    recoveryIntervalMs: 100,
-    shutdownTimeoutMs: 2_000,
-    log: () => undefined,
-  });
-  return worker;
-}
+type Run = (ctx: StepContext<unknown, unknown>) => Promise<StepOutcome>;
+
+/** A one-step workflow with `run` on step class `stepClass`, budget 1, and a worker serving it. */
+const oneStep = (run: Run, stepClass = "pure") => singleStep({ kind: `test-${stepClass}`, class: stepClass, attemptBudget: 1, run });
 
 async function attemptOutcomes(pool: import("pg").Pool, stepId: string) {
   const { rows } = await pool.query<{ outcome: string | null; outcome_reason: string | null }>(
@@ -36,23 +29,16 @@ async function attemptOutcomes(pool: import("pg").Pool, stepId: string) {
   return rows;
 }
 
-const oneStep = (operation: string, stepClass = "pure") => ({
-  kind: "test",
-  input: {},
-  requester: "test",
-  steps: [{ name: "only", adapter: "t", operation, stepClass, attemptBudget: 1 }],
-});
-
 describe("terminal outcomes", () => {
   for (const [label, handler, reason] of [
-    ["returns nothing", (async () => undefined) as unknown as StepHandler, "handler returned nothing"],
-    ["throws", (async () => { throw new Error("boom"); }) as StepHandler, "handler threw: boom"],
-    ["returns no-action-needed without a reason", (async () => ({ kind: "no_action_needed", reason: "" })) as StepHandler, "no_action_needed outcome without a reason"],
+    ["returns nothing", (async () => undefined) as unknown as Run, "handler returned nothing"],
+    ["throws", (async () => { throw new Error("boom"); }) as Run, "handler threw: boom"],
+    ["returns no-action-needed without a reason", (async () => ({ kind: "no_action_needed", reason: "" })) as Run, "no_action_needed outcome without a reason"],
   ] as const) {
     test(`a handler that ${label} ends as a failure, never a success`, async ({ db }) => {
-      const created = await createWorkflow(db.pool, oneStep("x"));
-      const stepId = created.stepIds.get("only")!;
-      const worker = startWorker(db.pool, handler);
+      const workflow = oneStep(handler);
+      const stepId = await oneRequest(db.pool, workflow);
+      const worker = testWorker(db.pool, [workflow]);
       await worker.start();
       await vi.waitFor(async () => expect(await attemptOutcomes(db.pool, stepId)).toEqual([{ outcome: "failed", outcome_reason: reason }]), { timeout: 10_000 });
       await worker.stop();
@@ -63,9 +49,9 @@ describe("terminal outcomes", () => {
   }
 
   test("skip and no-action-needed complete the step without an effect, with their reason", async ({ db }) => {
-    const created = await createWorkflow(db.pool, oneStep("x"));
-    const stepId = created.stepIds.get("only")!;
-    const worker = startWorker(db.pool, async () => ({ kind: "skip", reason: "nothing due this tick" }));
+    const workflow = oneStep(async () => ({ kind: "skip", reason: "nothing due this tick" }));
+    const stepId = await oneRequest(db.pool, workflow);
+    const worker = testWorker(db.pool, [workflow]);
     await worker.start();
     await vi.waitFor(async () => {
       const { rows } = await db.pool.query("SELECT s.state, r.verification_method, a.outcome, a.outcome_reason FROM step s JOIN receipt r ON r.step_id = s.id JOIN attempt a ON a.id = r.attempt_id WHERE s.id = $1", [stepId]);
@@ -76,9 +62,9 @@ describe("terminal outcomes", () => {
 
   test("a handler running past the attempt deadline is recorded as a failure: deadline exceeded", async ({ db }) => {
     await createStepClass(db.pool, "short", { leaseTtlMs: 1_000, renewEveryMs: 300, attemptDeadlineMs: 2_000, graceMs: 300 });
-    const created = await createWorkflow(db.pool, oneStep("x", "short"));
-    const stepId = created.stepIds.get("only")!;
-    const worker = startWorker(db.pool, () => new Promise(() => undefined));
+    const workflow = oneStep(() => new Promise(() => undefined), "short");
+    const stepId = await oneRequest(db.pool, workflow);
+    const worker = testWorker(db.pool, [workflow]);
     await worker.start();
     await vi.waitFor(async () => expect(await attemptOutcomes(db.pool, stepId)).toEqual([{ outcome: "failed", outcome_reason: "deadline exceeded" }]), { timeout: 10_000 });
     await worker.stop();
@@ -86,39 +72,71 @@ describe("terminal outcomes", () => {
 });
 
 test("a workflow's steps run in dependency order and the workflow completes", async ({ db }) => {
-  const created = await createWorkflow(db.pool, {
-    kind: "test",
-    input: {},
-    requester: "test",
-    steps: [
-      { name: "a", adapter: "t", operation: "noop", stepClass: "pure" },
-      { name: "b", adapter: "t", operation: "noop", stepClass: "pure", dependsOn: ["a"] },
-      { name: "c", adapter: "t", operation: "noop", stepClass: "pure", dependsOn: ["a", "b"] },
-    ],
+  const milestone = { upcoming: "Step", current: "Working on it", done: "Done" };
+  const workflow = defineWorkflow({
+    kind: "test-dag",
+    version: 1,
+    input: z.unknown(),
+    steps: {
+      a: { milestone, run: async () => done() },
+      b: { milestone, dependsOn: ["a"], run: async () => done() },
+      c: { milestone, dependsOn: ["a", "b"], run: async () => done() },
+    },
   });
-  const worker = startWorker(db.pool, pureHandler);
+  const [created] = await createRequestsOf(db.pool, workflow, [{}]);
+  const worker = testWorker(db.pool, [workflow]);
   await worker.start();
   await vi.waitFor(async () => {
-    const { rows } = await db.pool.query("SELECT status FROM workflow WHERE id = $1", [created.workflowId]);
+    const { rows } = await db.pool.query("SELECT status FROM workflow WHERE id = $1", [created!.workflowId]);
     expect(rows[0].status).toBe("completed");
   }, { timeout: 10_000 });
   await worker.stop();
   const { rows } = await db.pool.query<{ name: string }>(
     "SELECT s.name FROM receipt r JOIN step s ON s.id = r.step_id WHERE s.workflow_id = $1 ORDER BY r.created_at, s.position",
-    [created.workflowId],
+    [created!.workflowId],
   );
   expect(rows.map((r) => r.name)).toEqual(["a", "b", "c"]);
 });
 
+// A step builds on what its dependencies concluded, read from their receipts, not recomputed.
+test("a step reads the results its dependencies' receipts hold, and only theirs", async ({ db }) => {
+  const milestone = { upcoming: "Step", current: "Working on it", done: "Done" };
+  const seen: Record<string, unknown>[] = [];
+  const workflow = defineWorkflow({
+    kind: "test-results",
+    version: 1,
+    input: z.object({ n: z.number() }),
+    steps: {
+      double: { milestone, run: async (ctx) => done({ doubled: ctx.input.n * 2 }) },
+      nothing: { milestone, run: async () => ({ kind: "skip", reason: "not needed" }) },
+      sum: {
+        milestone,
+        dependsOn: ["double", "nothing"],
+        run: async (ctx) => {
+          seen.push({ ...ctx.results });
+          return done({ total: (ctx.results.double as { doubled: number }).doubled + 1 });
+        },
+      },
+      last: { milestone, dependsOn: ["sum"], run: async (ctx) => (seen.push({ ...ctx.results }), done()) },
+    },
+  });
+  await createRequestsOf(db.pool, workflow, [{ n: 20 }]);
+  const worker = testWorker(db.pool, [workflow]);
+  await worker.start();
+  await vi.waitFor(() => expect(seen).toHaveLength(2), { timeout: 10_000 });
+  await worker.stop();
+  expect(seen).toEqual([{ double: { doubled: 40 }, nothing: null }, { sum: { total: 41 } }]);
+});
+
 test("a graceful stop releases work whose invocation has not begun", async ({ db }) => {
-  const created = await createWorkflow(db.pool, oneStep("x"));
-  const stepId = created.stepIds.get("only")!;
   let started!: () => void;
   const handlerStarted = new Promise<void>((resolve) => (started = resolve));
-  const worker = startWorker(db.pool, (context) => {
+  const workflow = oneStep((context) => {
     started();
     return new Promise((_, reject) => context.signal.addEventListener("abort", () => reject(context.signal.reason)));
   });
+  const stepId = await oneRequest(db.pool, workflow);
+  const worker = testWorker(db.pool, [workflow]);
   await worker.start();
   await handlerStarted;
   await worker.stop("SIGTERM");

@@ -4,39 +4,39 @@
  * scan. On stop it claims nothing more, releases work whose invocation has not begun, and gives
  * the rest a bounded time to finish; whatever is left is recovered from evidence after expiry.
  */
-import { DefiniteFailure, RateLimited, StaleTermRejected } from "@/lib/adapters/call-outcome";
-import { contractFor, type AdapterContract } from "@/lib/adapters/contract";
+import { DefiniteFailure, RateLimited, StaleTermRejected, UnknownOutcome } from "@/lib/adapters/call-outcome";
+import { pureContract, type AdapterContract } from "@/lib/adapters/contract";
+import type { AdapterDefinition } from "@/lib/definitions/adapter";
+import type { StepContext } from "@/lib/definitions/context";
+import type { ObservedResponse, StepOutcome } from "@/lib/definitions/outcome";
+import { registrationOf, type Registration } from "@/lib/definitions/registration";
+import { isAdapterChoice, workflowKey, type StepDefinition, type WorkflowDefinition } from "@/lib/definitions/workflow";
 import { AuthorityLostError } from "@/lib/engine/errors";
-import { HELD_PERMIT_FACTOR, isPermit, type Permit } from "@/lib/engine/permit";
-import type { ClaimedStep } from "@/lib/engine/types";
+import { HELD_PERMIT_FACTOR, isPermit } from "@/lib/engine/permit-policy";
+import type { ClaimedStep, Permit, WorkflowVersion } from "@/lib/engine/types";
 import { AttemptRun } from "./attempt-run";
 import type { Coordinator } from "./coordinator";
-import {
-  EffectAbsent,
-  invalidOutcome,
-  WaitRequested,
-  type DestinationAnswer,
-  type HandlerRegistry,
-  type Invocation,
-  type StatusAnswer,
-  type StatusQuery,
-  type StepContext,
-  type StepOutcome,
-} from "./handler";
+import { EffectAbsent, invalidOutcome, WaitRequested } from "./handler";
 import { noHooks, type CheckpointHooks } from "./hooks";
 import { ReceiptBatcher } from "./receipt-batcher";
 
 export type WorkerOptions = {
   readonly coordinator: Coordinator;
-  readonly handlers: HandlerRegistry;
-  /** Attempts run at once by this worker. */
+  /** The workflow versions this worker serves; registered with their adapters when it starts. */
+  readonly workflows: readonly WorkflowDefinition[];
+  /** Attempts run at once by this worker. Default 10. */
   readonly concurrency?: number;
-  /** Longest wait for new work when no notification arrives. */
+  /** Longest wait for new work when no notification arrives, in ms. Default 1,000. */
   readonly pollIntervalMs?: number;
+  /** How often this worker takes part in the recovery scan, in ms. Default 1,000. */
   readonly recoveryIntervalMs?: number;
+  /** Leases one recovery pass decides at most. Default 100. */
   readonly recoveryBatchSize?: number;
+  /** Session heartbeat interval, in ms. Default 2,000. */
   readonly heartbeatIntervalMs?: number;
+  /** How long stop() lets running attempts finish, in ms. Default 10,000. */
   readonly shutdownTimeoutMs?: number;
+  /** Receipts committed together at most. Default 100. */
   readonly receiptBatchSize?: number;
   readonly hooks?: CheckpointHooks;
   readonly log?: (line: string) => void;
@@ -50,10 +50,16 @@ const MAX_CAPACITY_WAIT_MS = 30_000;
 const PERMIT_MARGIN_MS = 1_000;
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+type Served = { readonly workflow: WorkflowDefinition; readonly step: StepDefinition };
+
+const stepKey = (kind: string, version: number, step: string) => `${kind}@${version}/${step}`;
+
 export class Worker {
   private readonly coordinator: Coordinator;
-  private readonly handlers: HandlerRegistry;
-  private readonly adapters: string[];
+  private readonly registration: Registration;
+  /** The steps this worker runs, by `kind@version/step`. */
+  private readonly steps = new Map<string, Served>();
+  private served: readonly WorkflowVersion[] = [];
   private readonly concurrency: number;
   private readonly pollIntervalMs: number;
   private readonly recoveryIntervalMs: number;
@@ -71,10 +77,13 @@ export class Worker {
   private slotFreed: () => void = () => undefined;
   private loops: Promise<void>[] = [];
 
+  /** Throws DefinitionError when the workflows cannot be registered together. */
   constructor(options: WorkerOptions) {
     this.coordinator = options.coordinator;
-    this.handlers = options.handlers;
-    this.adapters = [...options.handlers.keys()];
+    this.registration = registrationOf(options.workflows);
+    for (const workflow of options.workflows) {
+      for (const step of workflow.steps) this.steps.set(stepKey(workflow.kind, workflow.version, step.name), { workflow, step });
+    }
     this.concurrency = options.concurrency ?? 10;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.recoveryIntervalMs = options.recoveryIntervalMs ?? 1_000;
@@ -96,10 +105,13 @@ export class Worker {
     return this.running.size;
   }
 
+  /** Registers the session and the definitions it serves, then starts claiming; returns the session id. */
   async start(): Promise<string> {
-    this.session = await this.coordinator.registerSession();
+    const { sessionId, served } = await this.coordinator.registerSession(this.registration);
+    this.session = sessionId;
+    this.served = served;
     this.loops = [this.claimLoop(), this.every(this.recoveryIntervalMs, () => this.recoverOnce()), this.every(this.heartbeatIntervalMs, () => this.heartbeat())];
-    return this.session;
+    return sessionId;
   }
 
   /**
@@ -132,7 +144,7 @@ export class Worker {
       const sentAt = performance.now();
       let claimed: ClaimedStep[];
       try {
-        claimed = await this.coordinator.claim(this.sessionId, this.adapters, free);
+        claimed = await this.coordinator.claim(this.sessionId, this.served, free);
         failures = 0;
       } catch (error) {
         failures += 1;
@@ -197,8 +209,11 @@ export class Worker {
   }
 
   private async runHandler(run: AttemptRun): Promise<StepOutcome> {
-    const handler = this.handlers.get(run.step.adapter);
-    if (!handler) throw new Error(`no handler for adapter ${run.step.adapter}`);
+    const { step } = run;
+    const served = this.steps.get(stepKey(step.kind, step.workflowVersion, step.stepName));
+    if (!served) throw new Error(`this worker does not serve ${stepKey(step.kind, step.workflowVersion, step.stepName)}`);
+    const parsed = served.workflow.input.safeParse(step.input);
+    if (!parsed.success) throw new Error(`the request's input does not match ${workflowKey(served.workflow)}'s input schema: ${parsed.error.message}`);
     const remainingMs = run.handlerDeadlineMs() - performance.now();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -209,24 +224,44 @@ export class Worker {
       }, Math.max(0, remainingMs));
     });
     try {
-      return await Promise.race([handler(this.contextFor(run)), deadline]);
+      return await Promise.race([served.step.run(this.contextFor(run, served.step, parsed.data)), deadline]);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  private contextFor(run: AttemptRun): StepContext {
+  /** The adapter the claimed step runs on: its own, or the one its request's input chose. */
+  private adapterOf(definition: StepDefinition, step: ClaimedStep): AdapterDefinition | null {
+    if (definition.adapter === null) return null;
+    const candidates = isAdapterChoice(definition.adapter) ? Object.values(definition.adapter.options) : [definition.adapter];
+    const adapter = candidates.find((candidate) => candidate.name === step.adapter && candidate.version === step.adapterVersion);
+    if (!adapter) throw new Error(`step ${step.stepName} runs on adapter ${step.adapter}@${step.adapterVersion}, which its definition does not name`);
+    return adapter;
+  }
+
+  private contextFor(run: AttemptRun, definition: StepDefinition, input: unknown): StepContext {
     const { step } = run;
+    const adapter = this.adapterOf(definition, step);
     return {
-      stepId: step.stepId,
+      kind: step.kind,
+      version: step.workflowVersion,
+      step: step.stepName,
       workflowId: step.workflowId,
-      operation: step.operation,
-      input: step.input,
+      stepId: step.stepId,
+      input,
+      results: step.dependencyResults,
       mode: step.mode,
       requestIdentity: step.requestIdentity,
+      fencingTerm: { epoch: step.epoch, version: step.fencingTerm },
+      attempt: { number: step.attemptsStarted, budget: step.attemptBudget },
       signal: run.signal,
-      invoke: (call) => this.invoke(run, call),
-      query: (call) => this.query(run, call),
+      invoke: async (payload) => {
+        if (adapter === null) throw new Error(`step ${step.stepName} is a pure step: it has no adapter to invoke`);
+        return step.mode === "status_query" ? this.query(run, adapter) : this.invoke(run, adapter, payload);
+      },
+      wait: async (delayMs, reason) => {
+        throw new WaitRequested(Math.max(0, delayMs), reason);
+      },
     };
   }
 
@@ -237,19 +272,22 @@ export class Worker {
    * retry); a rate limit releases the lease to wait; anything else leaves the outcome unknown,
    * and the permit stays held.
    */
-  private async invoke(run: AttemptRun, call: (invocation: Invocation) => Promise<DestinationAnswer>): Promise<DestinationAnswer> {
+  private async invoke(run: AttemptRun, adapter: AdapterDefinition, payload: unknown): Promise<ObservedResponse> {
     const { step, lease } = run;
-    const contract = contractFor(step.adapter);
+    const { contract } = adapter;
     const requestIdentity = await this.persistIdentity(run, contract);
     const permit = await this.takePermit(run, contract, "create", requestIdentity);
-    let answer: DestinationAnswer;
+    let answer: Awaited<ReturnType<AdapterDefinition["invoke"]>>;
     try {
       run.assertHolding();
       const began = await run.serialize(() => this.coordinator.beginInvocation(lease));
       run.checkpointVersion = began.checkpointVersion;
       run.invocationBegan = true;
       await this.hooks.reached("invocation_began", step);
-      answer = await call({ requestIdentity, fencingTerm: step.fencingTerm, epoch: step.epoch, signal: run.signal, timeoutMs: contract.timeoutMs });
+      answer = await adapter.invoke({ payload, requestIdentity, fencingTerm: step.fencingTerm, epoch: step.epoch, signal: run.signal, timeoutMs: contract.timeoutMs });
+      if (answer === null || typeof answer !== "object" || (answer.externalReference !== null && typeof answer.externalReference !== "string")) {
+        throw new UnknownOutcome(adapter.name, "unreadable answer");
+      }
     } catch (error) {
       await this.settlePermit(permit, contract, run.invocationBegan && !answeredWithoutEffect(error) ? error : null);
       if (!run.invocationBegan) throw error;
@@ -259,36 +297,37 @@ export class Worker {
     }
     await this.settlePermit(permit, contract, null);
     await this.hooks.reached("destination_answered", step);
-    const observed = await run.serialize(() => this.coordinator.observeResponse(lease, answer.externalReference, answer.result));
+    const result = answer.result ?? null;
+    const observed = await run.serialize(() => this.coordinator.observeResponse(lease, answer.externalReference, result));
     run.checkpointVersion = observed.checkpointVersion;
     await this.hooks.reached("response_observed", step);
-    return answer;
+    return { externalReference: answer.externalReference, result, verification: answer.replayed ? "idempotent_replay" : "direct_response" };
   }
 
   /**
    * A status query: asks the destination about the step's request identity. It has no effect,
    * so no invocation begins; a query that gets no answer leaves the attempt at its identity
-   * checkpoint, and recovery asks again.
+   * checkpoint, and recovery asks again. No trace of the identity is recorded as an absent
+   * effect and ends the attempt, so recovery retries with the same identity.
    */
-  private async query(run: AttemptRun, call: (query: StatusQuery) => Promise<StatusAnswer>): Promise<Extract<StatusAnswer, { status: "applied" }>> {
+  private async query(run: AttemptRun, adapter: AdapterDefinition): Promise<ObservedResponse> {
     const { step } = run;
-    const contract = contractFor(step.adapter);
-    if (!contract.operationClasses.includes("query")) throw new Error(`adapter ${contract.name} does not answer status queries`);
+    const { contract } = adapter;
+    if (adapter.query === null) throw new Error(`adapter ${adapter.name} does not answer status queries`);
     if (step.requestIdentity === null) throw new Error("a status query needs the request identity of an earlier attempt");
     const requestIdentity = await this.persistIdentity(run, contract);
     const permit = await this.takePermit(run, contract, "query", requestIdentity);
-    let answer: StatusAnswer;
+    let answer: Awaited<ReturnType<NonNullable<AdapterDefinition["query"]>>>;
     try {
       run.assertHolding();
-      answer = await call({ requestIdentity, signal: run.signal, timeoutMs: contract.timeoutMs });
+      answer = await adapter.query({ requestIdentity, signal: run.signal, timeoutMs: contract.timeoutMs });
     } finally {
       await this.settlePermit(permit, contract, null);
     }
-    if (answer.status === "applied") return answer;
-    await this.recordEffectAbsent(run, { status: answer.status, answer: answer.result });
+    if (answer.status === "applied") return { externalReference: answer.externalReference, result: answer.result ?? null, verification: "status_query" };
+    await this.recordEffectAbsent(run, { status: answer.status, answer: answer.result ?? null });
     throw new EffectAbsent(`status query found no trace of ${requestIdentity}`);
   }
-
   /** Checkpoint 2, after checking that a call could finish inside the attempt's authority. */
   private async persistIdentity(run: AttemptRun, contract: AdapterContract): Promise<string> {
     const { step, lease } = run;

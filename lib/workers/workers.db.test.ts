@@ -8,7 +8,7 @@ import { signedIn } from "@/lib/auth/test-support";
 import { dbTest as test } from "@/lib/db/test-database";
 import { claimSteps } from "@/lib/engine/lease";
 import { registerSession, stopSession } from "@/lib/engine/session";
-import { createSingleStepWorkflows } from "@/lib/engine/test-support";
+import { createSingleStepWorkflows, servedFor } from "@/lib/engine/test-support";
 import { signalWorker } from "@/lib/lab/signal";
 import { listWorkers } from "./list";
 
@@ -18,7 +18,7 @@ describe("workers", () => {
     const live = await registerSession(db.pool, "direct", 4242);
     const stopped = await registerSession(db.pool, "http", 4343);
     await stopSession(db.pool, stopped, "shutdown");
-    await claimSteps(db.pool, live, ["pure"], 2);
+    await claimSteps(db.pool, live, servedFor("pure"), 2);
 
     const workers = await listWorkers(db.pool, { lab: false });
     expect(workers.sessions.map((s) => s.id)).toEqual([live, stopped]);

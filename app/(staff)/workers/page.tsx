@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { pool } from "@/lib/db/pool";
-import { demoMode } from "@/lib/demo/mode";
+import { demoMode } from "@/lib/lab/demo";
 import { listWorkers } from "@/lib/workers/list";
 import { WorkersView } from "@/components/engineer/workers-view";
 import { authorizePage } from "@/lib/auth/page";

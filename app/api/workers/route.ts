@@ -3,7 +3,7 @@ import { workersSchema } from "@/lib/api/contract/engineer/workers";
 import { handle, json } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
 import { pool } from "@/lib/db/pool";
-import { demoMode } from "@/lib/demo/mode";
+import { demoMode } from "@/lib/lab/demo";
 import { listWorkers } from "@/lib/workers/list";
 
 export const dynamic = "force-dynamic";

@@ -1,13 +1,15 @@
 /**
- * The end user's API: create a request (repeatable with an Idempotency-Key) and follow it by its
- * tracking token. Nothing here exposes an engine field: the tracking view is the projection's
- * DTO (lib/projection), and an unknown token is the same 404 as any other not-found.
+ * The API of apps and end users: an app creates, reads, lists and cancels its requests with an
+ * app API key (`fenceline/client`); an end user follows a request by its tracking token. Nothing
+ * an end user reads exposes an engine field: the tracking view is the projection's DTO
+ * (lib/projection), and an unknown token is the same 404 as any other not-found.
  */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
-import { deliveryRequestSchema } from "@/lib/demo/workflow";
+import type { RequestRecord, RequestWithProgress } from "@/lib/requests/types";
 import { WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
 import type { TrackingView } from "@/lib/projection/types";
+import { cursorField, limitField, pageSchema } from "../cursor";
 import { HttpProblem } from "../problems";
 import { problemResponse } from "./common";
 
@@ -16,10 +18,14 @@ const timestamp = z.iso.datetime({ offset: true });
 // ---------------------------------------------------------------------------------------------
 // Creating a request
 
-export const createRequestBody = deliveryRequestSchema.meta({
-  id: "CreateRequestBody",
-  description: "A delivery: a message to a recipient, sent through one of the demo destination's contracts.",
-});
+export const createRequestBody = z
+  .strictObject({
+    kind: z.string().min(1).max(100).meta({ description: "A registered workflow kind" }),
+    version: z.number().int().min(1).max(2_147_483_647).optional().meta({ description: "A registered version; the kind's highest when absent" }),
+    input: z.unknown().meta({ description: "The request's input, checked against the version's input schema" }),
+    deadline: timestamp.optional().meta({ description: "Overrides the definition's deadline" }),
+  })
+  .meta({ id: "CreateRequestBody", description: "A request of a registered workflow kind" });
 
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 200;
 const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,200}$/;
@@ -35,15 +41,40 @@ export function idempotencyKeyHeader(value: string | null): string | null {
   return value;
 }
 
-export const createdRequestSchema = z
+export const requestSchema = z
   .object({
     id: z.uuid(),
+    kind: z.string(),
+    version: z.number().int(),
+    status: z.enum(WORKFLOW_STATUSES),
+    statusReason: z.string().nullable().meta({ description: "Why it ended, in the engine's words: for engineers, not customers" }),
     trackingToken: z.string().meta({ description: "Unguessable; the only key an end user needs. Keep it private." }),
     trackUrl: z.string().meta({ description: "The end user's page: /track/<trackingToken>" }),
-    status: z.enum(WORKFLOW_STATUSES),
     createdAt: timestamp,
+    updatedAt: timestamp,
+    deadlineAt: timestamp.nullable(),
   })
-  .meta({ id: "CreatedRequest" });
+  .meta({ id: "Request" });
+
+const _sameRequest: (request: RequestRecord) => z.input<typeof requestSchema> = (request) => request;
+void _sameRequest;
+
+export const requestParams = z.object({ id: z.uuid() });
+
+export const cancelRequestBody = z
+  .strictObject({ reason: z.string().trim().min(1).max(500).optional().meta({ description: "Recorded with the cancellation" }) })
+  .meta({ id: "CancelRequestBody" });
+
+export const appRequestsQuery = z
+  .strictObject({
+    kind: z.string().trim().min(1).max(100).optional(),
+    status: z.enum(WORKFLOW_STATUSES).optional(),
+    cursor: cursorField(z.tuple([timestamp, z.uuid()])).optional(),
+    limit: limitField,
+  })
+  .meta({ id: "AppRequestsQuery" });
+
+export const appRequestPageSchema = pageSchema(requestSchema).meta({ id: "AppRequestPage" });
 
 // ---------------------------------------------------------------------------------------------
 // Tracking a request
@@ -83,8 +114,19 @@ void _sameShape;
 
 export const trackParams = z.object({ token: z.string().meta({ description: "The tracking token" }) });
 
+export const requestWithProgressSchema = requestSchema
+  .extend({ progress: trackingViewSchema.meta({ description: "What the request's end user sees on its tracking page" }) })
+  .meta({ id: "RequestWithProgress" });
+const _sameRequestWithProgress: (request: RequestWithProgress) => z.input<typeof requestWithProgressSchema> = (request) => request;
+void _sameRequestWithProgress;
+
 /** The one not-found answer for tracking: the same for a malformed, unknown or foreign token. */
 export const trackingNotFound = () => new HttpProblem("not-found", "no request is tracked at this address");
+
+const appAuth: { description: string; security: { appKey: string[] }[] } = {
+  description: "Requires `Authorization: Bearer <app key>`.",
+  security: [{ appKey: [] }],
+};
 
 export const publicPaths: ZodOpenApiPathsObject = {
   "/api/requests": {
@@ -92,8 +134,12 @@ export const publicPaths: ZodOpenApiPathsObject = {
       operationId: "createRequest",
       summary: "Create a request",
       description:
-        "Creates a delivery request and returns its tracking token. With an Idempotency-Key, repeating the call returns the " +
-        "same request (200); reusing the key with a different input is refused (422).",
+        "Creates a request of a registered workflow kind and returns it with its tracking token. Needs an app key with the " +
+        "`requests:create` scope (in demo mode anonymous requests are allowed, rate-limited per client). With an " +
+        "Idempotency-Key, repeating the call returns the same request (200); reusing the key with a different kind or " +
+        "input is refused (422).",
+      // An app key, or nothing at all in demo mode.
+      security: [{ appKey: [] }, {}],
       tags: ["public"],
       requestParams: {
         header: z.object({
@@ -102,13 +148,48 @@ export const publicPaths: ZodOpenApiPathsObject = {
       },
       requestBody: { content: { "application/json": { schema: createRequestBody } } },
       responses: {
-        "201": { description: "Created", content: { "application/json": { schema: createdRequestSchema } } },
-        "200": { description: "The request this Idempotency-Key already created", content: { "application/json": { schema: createdRequestSchema } } },
+        "201": { description: "Created", content: { "application/json": { schema: requestSchema } } },
+        "200": { description: "The request this Idempotency-Key already created", content: { "application/json": { schema: requestSchema } } },
         "400": problemResponse("Invalid body or Idempotency-Key"),
+        "401": problemResponse("Missing, unknown or revoked app key"),
+        "403": problemResponse("The app key lacks the requests:create scope"),
         "413": problemResponse("Body too large"),
         "415": problemResponse("Body is not JSON"),
-        "429": problemResponse("Too many requests from this client: see Retry-After"),
-        "422": problemResponse("Idempotency-Key reused with a different input"),
+        "422": problemResponse("Unknown kind or version (code unknown-kind, with the kinds that exist), input that does not match the schema (code invalid-input, with issues), or an Idempotency-Key reused with a different input (code idempotency-key-reused)"),
+        "429": problemResponse("Too many requests from this app key (or, anonymous in demo mode, this client): see Retry-After"),
+      },
+    },
+  },
+  "/api/requests/{id}": {
+    get: {
+      operationId: "getRequest",
+      summary: "Read a request: its status and what its end user sees",
+      ...appAuth,
+      tags: ["public"],
+      requestParams: { path: requestParams },
+      responses: {
+        "200": { description: "The request", content: { "application/json": { schema: requestWithProgressSchema } } },
+        "401": problemResponse("Missing, unknown or revoked app key"),
+        "403": problemResponse("The app key lacks the requests:read scope"),
+        "404": problemResponse("No request of this app has this id"),
+      },
+    },
+  },
+  "/api/requests/{id}/cancel": {
+    post: {
+      operationId: "cancelRequest",
+      summary: "Cancel a request",
+      description: "Steps that are running see the cancel at their next checkpoint. Cancelling a cancelled request answers it as it is. " + appAuth.description,
+      security: appAuth.security,
+      tags: ["public"],
+      requestParams: { path: requestParams },
+      requestBody: { content: { "application/json": { schema: cancelRequestBody } } },
+      responses: {
+        "200": { description: "The request, cancelled", content: { "application/json": { schema: requestWithProgressSchema } } },
+        "401": problemResponse("Missing, unknown or revoked app key"),
+        "403": problemResponse("The app key lacks the requests:create scope"),
+        "404": problemResponse("No request of this app has this id"),
+        "409": problemResponse("The request already completed or failed (code request-ended)"),
       },
     },
   },

@@ -6,12 +6,11 @@
  * On the wire, fencing terms and epochs are decimal strings (they are bigints) and times are
  * ISO 8601 strings. A refused fenced write is a 409 problem with `code: "authority-lost"` and
  * the refusal's fields; the client re-raises it as the engine's own AuthorityLostError.
+ * The OpenAPI entries are in worker-paths.ts, so workers do not load zod-openapi.
  */
-import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { z } from "zod";
 import type { AuthorityLostError } from "@/lib/engine/errors";
-import { ATTEMPT_MODES, REJECTION_REASONS, RENEWAL_REFUSAL_REASONS, type VerificationMethod } from "@/lib/engine/vocabulary";
-import { problemResponse } from "./common";
+import { ATTEMPT_MODES, REJECTION_REASONS, RENEWAL_REFUSAL_REASONS, REPETITION_POLICIES, type VerificationMethod } from "@/lib/engine/vocabulary";
 
 const MAX_BATCH = 500;
 
@@ -28,11 +27,57 @@ export const wireLease = z
 
 // ---- sessions -------------------------------------------------------------------------------
 
+const name = z.string().min(1).max(100);
+const words = z.string().min(1).max(200);
+const adapterRef = z.object({ name, version: z.string().min(1).max(64) });
+const wireWorkflowVersion = z.object({ kind: name, version: z.number().int().min(1).max(2_147_483_647) });
+
+/** A workflow version as a worker registers it (lib/definitions/registration.ts). */
+export const wireRegisteredWorkflow = z
+  .object({
+    kind: name,
+    version: z.number().int().min(1).max(2_147_483_647),
+    inputSchema: z.record(z.string(), jsonValue),
+    title: words.nullable(),
+    deadlineMs: z.number().int().min(1).nullable(),
+    steps: z
+      .array(
+        z.object({
+          name: z.string().min(1).max(63),
+          class: name,
+          attemptBudget: z.number().int().min(1).max(1_000),
+          dependsOn: z.array(z.string().max(63)).max(64),
+          adapter: z.union([adapterRef, z.object({ field: z.string().min(1).max(100), options: z.record(z.string().max(100), adapterRef) })]).nullable(),
+          milestone: z.object({ upcoming: words, current: words, done: words, service: words.optional() }),
+        }),
+      )
+      .min(1)
+      .max(64),
+  })
+  .meta({ id: "RegisteredWorkflow" });
+
+/** An adapter's contract as a worker registers it. */
+export const wireRegisteredAdapter = z
+  .object({
+    name,
+    version: z.string().min(1).max(64),
+    idempotencyKeys: z.boolean(),
+    statusQuery: z.boolean(),
+    fenceEnforcement: z.boolean(),
+    repetition: z.enum(REPETITION_POLICIES),
+    timeoutMs: z.number().int().min(1).max(86_400_000),
+    concurrencyLimit: z.number().int().min(1).max(1_000_000),
+    epochAdminUrl: z.url().max(2_000).nullable(),
+  })
+  .meta({ id: "RegisteredAdapter" });
+
 export const registerSessionBody = z.object({
   host: z.string().min(1).max(255).optional(),
   pid: z.number().int().min(0).max(2_147_483_647).optional(),
+  /** What the session serves: required, since a session claims only what it registered. */
+  definitions: z.object({ workflows: z.array(wireRegisteredWorkflow).min(1).max(100), adapters: z.array(wireRegisteredAdapter).max(500) }),
 });
-export const registerSessionResponse = z.object({ sessionId: id });
+export const registerSessionResponse = z.object({ sessionId: id, served: z.array(wireWorkflowVersion) });
 
 export const sessionBody = z.object({ sessionId: id });
 export const heartbeatResponse = z.object({ alive: z.boolean() });
@@ -42,7 +87,6 @@ export const stopSessionBody = z.object({ sessionId: id, reason: shortText });
 
 export const claimBody = z.object({
   sessionId: id,
-  adapters: z.array(z.string().min(1).max(100)).max(100),
   limit: z.number().int().min(0).max(MAX_BATCH),
 });
 
@@ -50,14 +94,19 @@ export const wireClaimedStep = z
   .object({
     stepId: id,
     workflowId: id,
+    kind: z.string(),
+    workflowVersion: z.number().int(),
+    stepName: z.string(),
     attemptId: id,
     fencingTerm: wireTerm,
     epoch: wireTerm,
     mode: z.enum(ATTEMPT_MODES),
     requestIdentity: z.string().nullable(),
     input: jsonValue,
+    dependencyResults: z.record(z.string(), jsonValue),
     inputDigest: z.string(),
     adapter: z.string(),
+    adapterVersion: z.string(),
     operation: z.string(),
     stepClass: z.string(),
     attemptsStarted: z.number().int(),
@@ -190,11 +239,13 @@ export const workerProblemFields = z.discriminatedUnion("code", [
   z.object({ code: z.literal("checkpoint-out-of-order"), operation: z.string(), stepId: z.string() }),
   z.object({ code: z.literal("release-refused"), stepId: z.string(), checkpoint: z.string() }),
   z.object({ code: z.literal("not-found"), what: z.string(), id: z.string() }),
+  z.object({ code: z.literal("definition-conflict"), subject: z.string(), differences: z.array(z.string()) }),
+  z.object({ code: z.literal("invalid-definition"), problems: z.array(z.string()) }),
 ]);
 
 // ---- the operations -------------------------------------------------------------------------
 
-type Operation = {
+export type Operation = {
   readonly summary: string;
   readonly body: z.ZodType;
   /** null: 204 No Content. */
@@ -203,10 +254,14 @@ type Operation = {
 
 /** Every operation of the protocol, by its path segment. */
 export const workerOperations = {
-  "register-session": { summary: "Register a worker session (unique per process start)", body: registerSessionBody, response: registerSessionResponse },
+  "register-session": {
+    summary: "Register a worker session (unique per process start) with the workflow versions and adapters it serves",
+    body: registerSessionBody,
+    response: registerSessionResponse,
+  },
   heartbeat: { summary: "Session liveness; alive=false once the session was stopped", body: sessionBody, response: heartbeatResponse },
   "stop-session": { summary: "Stop a session", body: stopSessionBody, response: null },
-  claim: { summary: "Claim up to `limit` ready steps of the given adapters", body: claimBody, response: claimResponse },
+  claim: { summary: "Claim up to `limit` ready steps of the workflow versions the session registered", body: claimBody, response: claimResponse },
   renew: { summary: "Renew a batch of the session's leases; a refusal is an answer with its reason", body: renewBody, response: renewResponse },
   "persist-request-identity": { summary: "Checkpoint 2: persist the step's request identity", body: persistRequestIdentityBody, response: persistRequestIdentityResponse },
   "begin-invocation": { summary: "Checkpoint 3: the invocation began", body: leaseBody, response: checkpointAckResponse },
@@ -224,28 +279,3 @@ export const workerOperations = {
 } as const satisfies Record<string, Operation>;
 
 export type WorkerOperation = keyof typeof workerOperations;
-
-export const workerPaths: ZodOpenApiPathsObject = Object.fromEntries(
-  Object.entries(workerOperations).map(([name, operation]: [string, Operation]) => [
-    `/api/worker/${name}`,
-    {
-      post: {
-        operationId: `worker-${name}`,
-        tags: ["worker"],
-        summary: operation.summary,
-        description: "Requires `Authorization: Bearer <worker token>`.",
-        requestBody: { required: true, content: { "application/json": { schema: operation.body } } },
-        responses: {
-          ...(operation.response
-            ? { "200": { description: "Done", content: { "application/json": { schema: operation.response } } } }
-            : { "204": { description: "Done" } }),
-          "400": problemResponse("The body does not match the schema"),
-          "401": problemResponse("Missing or wrong worker token"),
-          "403": problemResponse("The session is not a live session registered through this protocol"),
-          "404": problemResponse("Not found (code not-found)"),
-          "409": problemResponse("Refused by the engine: code authority-lost (with operation, stepId, presentedTerm, reason, currentTerm), checkpoint-out-of-order or release-refused"),
-        },
-      },
-    },
-  ]),
-);

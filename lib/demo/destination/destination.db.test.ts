@@ -11,24 +11,10 @@ import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { describe, expect } from "vitest";
 import { dbTest } from "@/lib/db/test-database";
-import type { AdapterContract } from "@/lib/adapters/contract";
-import {
-  DefiniteFailure,
-  RateLimited,
-  StaleTermRejected,
-  UnknownOutcome,
-  fencedClient,
-  fencedContract,
-  idempotentClient,
-  idempotentContract,
-  opaqueClient,
-  opaqueContract,
-  queryableClient,
-  queryableContract,
-  type DestinationCall,
-  type DestinationResult,
-} from "@/lib/adapters/destinations";
-import { seededRandom, type FaultProfile } from "./faults";
+import { DefiniteFailure, RateLimited, StaleTermRejected, UnknownOutcome, type AdapterContract } from "fenceline";
+import { demoAdapters, type DemoAdapters } from "../adapters";
+import type { FaultProfile } from "@/lib/lab/fault-settings";
+import { seededRandom } from "./faults";
 import { readAudit, startDestinationService } from "./service";
 
 const test = dbTest.extend("destination", { scope: "file" }, async ({ db }, { onCleanup }) => {
@@ -37,22 +23,32 @@ const test = dbTest.extend("destination", { scope: "file" }, async ({ db }, { on
   return service;
 });
 
+type Call = { requestIdentity: string; epoch: bigint; fencingTerm: bigint; signal: AbortSignal; payload: unknown };
+type Answer = { externalReference: string; result: unknown; replayed: boolean };
+
+/** Sends `call` through the demo's adapter `name` at `url`; the fenced destination writes to `resource`. */
+async function send(name: keyof DemoAdapters, url: string, call: Call, resource = "", timeoutMs?: number): Promise<Answer> {
+  const adapter = demoAdapters(url)[name];
+  const answer = await adapter.invoke({ ...call, payload: { payload: call.payload, resource }, timeoutMs: timeoutMs ?? adapter.contract.timeoutMs });
+  return { externalReference: answer.externalReference!, result: answer.result, replayed: answer.replayed ?? false };
+}
+
 type Destination = {
   contract: AdapterContract;
   prefix: string;
-  /** Creates with `call`; the fenced destination writes to `resource`. */
-  create(url: string, call: DestinationCall, resource: string, timeoutMs?: number): Promise<DestinationResult>;
+  create(url: string, call: Call, resource: string, timeoutMs?: number): Promise<Answer>;
 };
 
-const destinations: Destination[] = [
-  { contract: fencedContract, prefix: "fen_", create: (url, call, resource, timeoutMs) => fencedClient(url, timeoutMs).create({ ...call, resource }) },
-  { contract: idempotentContract, prefix: "idm_", create: (url, call, _resource, timeoutMs) => idempotentClient(url, timeoutMs).create(call) },
-  { contract: queryableContract, prefix: "qry_", create: (url, call, _resource, timeoutMs) => queryableClient(url, timeoutMs).create(call) },
-  { contract: opaqueContract, prefix: "opq_", create: (url, call, _resource, timeoutMs) => opaqueClient(url, timeoutMs).create(call) },
-];
+const destination = (name: keyof DemoAdapters, prefix: string): Destination => ({
+  contract: demoAdapters("http://127.0.0.1:9")[name].contract,
+  prefix,
+  create: (url, call, resource, timeoutMs) => send(name, url, call, resource, timeoutMs),
+});
+
+const destinations: Destination[] = [destination("fenced", "fen_"), destination("idempotent", "idm_"), destination("queryable", "qry_"), destination("opaque", "opq_")];
 
 const unique = (label: string) => `${label}-${randomUUID()}`;
-const call = (requestIdentity: string, fencingTerm = 1n, epoch = 1n): DestinationCall => ({
+const call = (requestIdentity: string, fencingTerm = 1n, epoch = 1n): Call => ({
   requestIdentity,
   epoch,
   fencingTerm,
@@ -173,12 +169,16 @@ describe.each(destinations)("the $contract.name destination", ({ contract, prefi
 
   if (contract.statusQuery) {
     test("statusQuery: the status of a client reference says whether it was applied", async ({ destination }) => {
-      const client = queryableClient(destination.url);
+      const { queryable } = demoAdapters(destination.url);
       const identity = unique("queried");
-      const signal = new AbortController().signal;
-      expect(await client.query(identity, signal)).toEqual({ status: "not_found" });
-      const answer = await client.create(call(identity));
-      expect(await client.query(identity, signal)).toEqual({ status: "applied", externalReference: answer.externalReference, applications: 1 });
+      const query = { requestIdentity: identity, signal: new AbortController().signal, timeoutMs: 5_000 };
+      expect(await queryable.query!(query)).toMatchObject({ status: "not_found" });
+      const answer = await send("queryable", destination.url, call(identity));
+      expect(await queryable.query!(query)).toMatchObject({
+        status: "applied",
+        externalReference: answer.externalReference,
+        result: { status: "applied", externalReference: answer.externalReference, applications: 1 },
+      });
     });
   }
 
@@ -239,7 +239,7 @@ describe("the admin routes", () => {
       expect((await putFaults(url, settings)).status).toBe(200);
       const pattern: string[] = [];
       for (let index = 0; index < 12; index += 1) {
-        pattern.push(await opaqueClient(url).create(call(unique("seeded"))).then(() => "ok", (error: unknown) => (error as Error).name));
+        pattern.push(await send("opaque", url, call(unique("seeded"))).then(() => "ok", (error: unknown) => (error as Error).name));
       }
       return pattern;
     };
@@ -261,8 +261,8 @@ describe("the admin routes", () => {
 
   test("serve the audit that readAudit reads", async ({ destination, db }) => {
     const identity = unique("audited");
-    await opaqueClient(destination.url).create(call(identity));
-    await opaqueClient(destination.url).create(call(identity));
+    await send("opaque", destination.url, call(identity));
+    await send("opaque", destination.url, call(identity));
     const served = await (await fetch(`${destination.url}/admin/audit`)).json();
     const read = await readAudit(db.pool);
     expect(served).toEqual(JSON.parse(JSON.stringify(read)));
@@ -287,7 +287,7 @@ test("main.ts runs as its own process on loopback and stops on SIGTERM", async (
       }
     }
     expect(url).not.toBe("");
-    const answer = await opaqueClient(url).create(call(unique("process")));
+    const answer = await send("opaque", url, call(unique("process")));
     expect(answer.externalReference.startsWith("opq_")).toBe(true);
   } finally {
     child.kill("SIGTERM");

@@ -5,24 +5,9 @@
  * order meets the same faults.
  */
 import { z } from "zod";
+import { faultProfileSchema, type FaultProfile } from "@/lib/lab/fault-settings";
 import { DESTINATION_KINDS, type DestinationKind } from "./sql";
 
-const probability = z.number().min(0).max(1);
-const milliseconds = z.number().int().min(0).max(600_000);
-
-export const faultProfileSchema = z.strictObject({
-  /** Added before the request is handled: `fixedMs` plus a uniform draw in [0, jitterMs). */
-  latency: z.strictObject({ fixedMs: milliseconds, jitterMs: milliseconds.default(0) }).optional(),
-  /** Share of requests answered 500 without any effect. */
-  errorRate: probability.optional(),
-  /** Share of requests answered 429 with Retry-After, without any effect. */
-  rateLimit: z.strictObject({ rate: probability, retryAfterMs: milliseconds }).optional(),
-  /** Share of requests whose effect commits and whose connection is then destroyed unanswered. */
-  dropResponseRate: probability.optional(),
-  /** Share of requests whose effect commits and whose answer is held back for `delayMs`. */
-  lateResponse: z.strictObject({ rate: probability, delayMs: milliseconds }).optional(),
-});
-export type FaultProfile = z.infer<typeof faultProfileSchema>;
 
 export const faultSettingsSchema = z.strictObject({
   seed: z.number().int().min(0).max(0xffff_ffff).default(1),

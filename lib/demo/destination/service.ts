@@ -8,8 +8,10 @@
  *   POST /queryable                   Fenceline-Client-Reference
  *   GET  /queryable/status/:reference
  *   POST /opaque                      (Fenceline-Request-Identity, recorded for the audit only)
- *   GET  /admin/faults, PUT /admin/faults
+ *   GET  /admin/faults, PUT /admin/faults, GET /admin/destinations (its kinds)
  *   GET  /admin/epoch, PUT /admin/epoch  (the installed epoch: fenced writes from older ones are refused)
+ *   POST /admin/epoch/probe  { epoch } → { rejected }: a real fenced write under the epoch before
+ *        `epoch` with the largest term, to a resource no step uses; rejected when it was refused
  *   GET  /admin/audit
  *
  * The request body is the effect's payload (JSON, may be empty). An answer is the stored result,
@@ -137,6 +139,14 @@ export async function startDestinationService({ databaseUrl, port }: Destination
     if (path === "/admin/faults") {
       if (method === "GET") return { status: 200, body: faults.settings };
       if (method === "PUT") return { status: 200, body: await putFaults(await readJson(request)) };
+      throw notAllowed(method, path);
+    }
+    if (path === "/admin/destinations") {
+      if (method === "GET") return { status: 200, body: { destinations: DESTINATION_KINDS } };
+      throw notAllowed(method, path);
+    }
+    if (path === "/admin/epoch/probe") {
+      if (method === "POST") return { status: 200, body: await probeEpoch(await readJson(request)) };
       throw notAllowed(method, path);
     }
     if (path === "/admin/epoch") {
@@ -278,12 +288,21 @@ export async function startDestinationService({ databaseUrl, port }: Destination
 
   /** Installs an epoch (never moves backwards) and answers the state after it. */
   async function putEpoch(body: unknown): Promise<{ installed: string; highestSeen: string }> {
-    const epoch = (body as { epoch?: unknown } | null)?.epoch;
-    if (typeof epoch !== "string" || !/^[1-9]\d{0,18}$/.test(epoch) || BigInt(epoch) > MAX_BIGINT) {
-      throw refused(400, "invalid epoch", "body must be { \"epoch\": \"<positive 64-bit integer as a string>\" }");
-    }
-    await query(pool, installEpoch, [epoch]);
+    await query(pool, installEpoch, [epochIn(body)]);
     return readEpoch();
+  }
+
+  /** Proves a write from before `epoch` is refused: it tries one, with the largest term there is. */
+  async function probeEpoch(body: unknown): Promise<{ rejected: boolean }> {
+    const epoch = BigInt(epochIn(body));
+    const identity = `epoch-probe-${epoch}`;
+    try {
+      await writeFenced(EPOCH_PROBE_RESOURCE, epoch - 1n, MAX_BIGINT, identity, digestOf({ probe: true }), `fen_probe_${epoch}`, { probe: true });
+      return { rejected: false };
+    } catch (error) {
+      if (error instanceof Refused && error.reply.status === 409) return { rejected: true };
+      throw error;
+    }
   }
 
   async function putFaults(body: unknown): Promise<FaultSettings> {
@@ -372,6 +391,17 @@ function send(response: http.ServerResponse, { status, body, headers = {} }: Rep
   if (response.headersSent || response.destroyed) return;
   response.writeHead(status, { "content-type": "application/json", ...headers });
   response.end(JSON.stringify(body));
+}
+
+/** The resource the epoch probe writes to; no step uses it. */
+const EPOCH_PROBE_RESOURCE = "fenceline-epoch-probe";
+
+function epochIn(body: unknown): string {
+  const epoch = (body as { epoch?: unknown } | null)?.epoch;
+  if (typeof epoch !== "string" || !/^[1-9]\d{0,18}$/.test(epoch) || BigInt(epoch) > MAX_BIGINT) {
+    throw refused(400, "invalid epoch", "body must be { \"epoch\": \"<positive 64-bit integer as a string>\" }");
+  }
+  return epoch;
 }
 
 async function readJson(request: http.IncomingMessage): Promise<unknown> {

@@ -15,9 +15,9 @@ const checkpoint = (word: Checkpoint): string => sqlWord(word);
 export const MAX_TERM = "9223372036854775807";
 
 /**
- * Claims up to `limit` ready steps for session $1 among adapters $2. Each claim bumps the step's
- * fencing term and writes the lease, an `acquired` lease event and a new attempt, all in this one
- * statement. The lease never reaches past the attempt deadline minus its grace. Nothing is
+ * Claims up to `limit` ready steps for session $1 among the workflow versions it serves ($2
+ * kinds, $3 versions, pairwise). Each claim bumps the step's fencing term and writes the lease,
+ * an `acquired` lease event and a new attempt, all in this one statement. The lease never reaches past the attempt deadline minus its grace. Nothing is
  * claimed while an epoch transition is in progress, nor for a destination left blocked by one.
  *
  * The limit is part of the text, one prepared statement per limit: with a parameter there,
@@ -35,7 +35,6 @@ WITH candidate AS (
   FROM step s
   WHERE s.state = 'ready'
     AND s.next_eligible_at <= now()
-    AND s.adapter = ANY($2::text[])
     -- The term must grow without wrapping: a step at the largest bigint fails closed.
     AND s.fencing_term < ${MAX_TERM}
     AND NOT EXISTS (SELECT 1 FROM epoch_transition t WHERE t.finished_at IS NULL)
@@ -45,6 +44,7 @@ WITH candidate AS (
       WHERE w.id = s.workflow_id
         AND w.status = 'active'
         AND (w.deadline_at IS NULL OR w.deadline_at > now())
+        AND (w.kind, w.version) IN (SELECT * FROM unnest($2::text[], $3::int[]))
     )
   ORDER BY s.next_eligible_at, s.id
   LIMIT ${limit}
@@ -59,14 +59,14 @@ claimed AS (
   -- By primary key whatever the statistics say: a join here may be planned as a scan of every
   -- step while the table's statistics lag behind a burst of new work.
   WHERE s.id = ANY(ARRAY(SELECT id FROM candidate)) AND s.state = 'ready'
-  RETURNING s.id, s.workflow_id, s.fencing_term, s.next_mode, s.request_identity, s.input,
-            s.input_digest, s.adapter, s.operation, s.step_class, s.attempts_started, s.attempt_budget
+  RETURNING s.id, s.workflow_id, s.name, s.fencing_term, s.next_mode, s.request_identity, s.input_digest,
+            s.adapter, s.adapter_version, s.operation, s.step_class, s.attempts_started, s.attempt_budget
 ),
 policy AS (
-  SELECT c.*, sc.lease_ttl_ms, sc.renew_every_ms, sc.attempt_deadline_ms, sc.grace_ms, sc.policy_version,
-         now() + sc.attempt_deadline_ms * ${MS} AS deadline_at,
+  SELECT c.*, w.kind, w.version, w.input, sc.lease_ttl_ms, sc.renew_every_ms, sc.attempt_deadline_ms, sc.grace_ms,
+         sc.policy_version, now() + sc.attempt_deadline_ms * ${MS} AS deadline_at,
          fl_current_epoch() AS epoch
-  FROM claimed c JOIN step_class sc ON sc.name = c.step_class
+  FROM claimed c JOIN step_class sc ON sc.name = c.step_class JOIN workflow w ON w.id = c.workflow_id
 ),
 new_attempt AS (
   INSERT INTO attempt (step_id, workflow_id, fencing_term, epoch, owner_session_id, mode,
@@ -88,10 +88,14 @@ acquired AS (
   SELECT p.id, p.fencing_term, p.epoch, $1, 'acquired', l.expires_at
   FROM policy p JOIN new_lease l ON l.step_id = p.id
 )
-SELECT p.id AS step_id, p.workflow_id, p.fencing_term, p.epoch, l.attempt_id, p.next_mode AS mode,
-       p.request_identity, p.input, p.input_digest, p.adapter, p.operation, p.step_class,
+SELECT p.id AS step_id, p.workflow_id, p.kind, p.version AS workflow_version, p.name AS step_name, p.fencing_term,
+       p.epoch, l.attempt_id, p.next_mode AS mode, p.request_identity, p.input, p.input_digest, p.adapter,
+       p.adapter_version, p.operation, p.step_class,
        p.attempts_started, p.attempt_budget, p.renew_every_ms, p.lease_ttl_ms, p.grace_ms, p.attempt_deadline_ms,
-       p.deadline_at, l.expires_at, l.checkpoint_version, now() AS db_now
+       p.deadline_at, l.expires_at, l.checkpoint_version, now() AS db_now,
+       (SELECT coalesce(jsonb_object_agg(d.name, r.observed_result), '{}')
+        FROM step_dependency sd JOIN step d ON d.id = sd.depends_on_step_id JOIN receipt r ON r.step_id = d.id
+        WHERE sd.step_id = p.id) AS dependency_results
 FROM policy p JOIN new_lease l ON l.step_id = p.id`,
   };
 }

@@ -1,11 +1,13 @@
 /**
  * Recovery statements. The scan locks a bounded batch of expired open leases (SKIP LOCKED, so
- * several scanners share the work without overlap), reads each attempt's durable evidence, and
- * the caller decides in lib/engine/recovery-rules.ts. Every write that follows is guarded again
+ * several scanners share the work without overlap), reads each attempt's durable evidence and
+ * the registered contract of the adapter it called, and the caller decides in
+ * lib/engine/recovery-rules.ts. Every write that follows is guarded again
  * by the term it observed.
  */
 import type { NamedSql } from "../db";
 import { holdsAuthority } from "./authority";
+import { contractColumn } from "./contract";
 
 const evidenceColumns = `
   l.step_id, l.fencing_term, l.epoch, l.attempt_id, l.expires_at, l.owner_session_id, l.workflow_id,
@@ -15,7 +17,9 @@ const evidenceColumns = `
     WHERE p.step_id = l.step_id AND p.fencing_term < l.fencing_term
       AND p.invocation_began_at IS NOT NULL AND p.observed_effect IS NULL
   ) AS earlier_outcome_unknown,
-  s.adapter, s.attempt_budget, s.attempts_started,
+  s.adapter, coalesce(a.adapter_version, s.adapter_version) AS adapter_version,
+  ${contractColumn("s.adapter", "coalesce(a.adapter_version, s.adapter_version)")} AS contract,
+  s.attempt_budget, s.attempts_started,
   w.status AS workflow_status,
   (w.deadline_at IS NOT NULL AND w.deadline_at <= now()) AS workflow_deadline_passed,
   EXISTS (SELECT 1 FROM receipt r WHERE r.step_id = l.step_id) AS receipt_exists,

@@ -1,8 +1,9 @@
 import type { NamedSql } from "../db";
 
+/** Session $1 on host $2, pid $3, transport $4, belonging to worker token $5 (HTTP) or none. */
 export const registerSession: NamedSql = {
   name: "fl_register_session",
-  text: `INSERT INTO worker_session (id, host, pid, transport) VALUES ($1, $2, $3, $4) RETURNING started_at`,
+  text: `INSERT INTO worker_session (id, host, pid, transport, worker_token_id) VALUES ($1, $2, $3, $4, $5::bigint) RETURNING started_at`,
 };
 
 export const heartbeatSession: NamedSql = {

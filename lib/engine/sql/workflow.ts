@@ -1,9 +1,10 @@
 import type { NamedSql } from "../db";
 
 /**
- * Creates workflows with their steps and dependencies in one statement: workflows ($1 id … $9
- * deadline), steps ($10 id … $20 attempt budget) and dependency edges ($21 step, $22 depends on).
- * A workflow whose idempotency key already exists is not inserted, nor are its steps; the
+ * Creates workflows with their steps and dependencies in one statement: workflows ($1 id … $10
+ * deadline, or $11 ms from now on the database clock), steps ($12 id … $22 attempt budget) and
+ * dependency edges ($23 step, $24 depends on).
+ * A workflow whose requester already used its idempotency key is not inserted, nor are its steps; the
  * statement returns the inserted workflows' ids and the existing workflows it can see for the
  * keys given. One that a concurrent request committed after this statement began is in neither
  * set, and the caller reads it afterwards.
@@ -12,22 +13,26 @@ export const createWorkflows: NamedSql = {
   name: "fl_create_workflows",
   text: `
 WITH inserted AS (
-  INSERT INTO workflow (id, kind, input, input_digest, requester, tracking_token, idempotency_key,
+  INSERT INTO workflow (id, kind, version, input, input_digest, requester, tracking_token, idempotency_key,
                         steps_remaining, deadline_at)
-  SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::text[], $7::text[],
-                       $8::int[], $9::timestamptz[])
-  ON CONFLICT (idempotency_key) DO NOTHING
+  SELECT r.id, r.kind, r.version, r.input, r.input_digest, r.requester, r.tracking_token, r.idempotency_key,
+         r.steps_remaining, coalesce(r.deadline_at, now() + r.deadline_ms * interval '1 millisecond')
+  FROM unnest($1::uuid[], $2::text[], $3::int[], $4::jsonb[], $5::text[], $6::text[], $7::text[], $8::text[],
+              $9::int[], $10::timestamptz[], $11::int[])
+    AS r(id, kind, version, input, input_digest, requester, tracking_token, idempotency_key, steps_remaining,
+         deadline_at, deadline_ms)
+  ON CONFLICT (requester, idempotency_key) DO NOTHING
   RETURNING id
 ),
 steps AS (
-  INSERT INTO step (id, workflow_id, name, position, adapter, operation, step_class, input, input_digest,
+  INSERT INTO step (id, workflow_id, name, position, adapter, adapter_version, operation, step_class, input_digest,
                     state, pending_dependencies, attempt_budget)
-  SELECT r.id, r.workflow_id, r.name, r.position, r.adapter, r.operation, r.step_class, r.input, r.input_digest,
+  SELECT r.id, r.workflow_id, r.name, r.position, r.adapter, r.adapter_version, r.operation, r.step_class, r.input_digest,
          CASE WHEN r.pending_dependencies = 0 THEN 'ready' ELSE 'blocked' END::step_state,
          r.pending_dependencies, r.attempt_budget
-  FROM unnest($10::uuid[], $11::uuid[], $12::text[], $13::int[], $14::text[], $15::text[], $16::text[], $17::jsonb[],
-              $18::text[], $19::int[], $20::int[])
-    AS r(id, workflow_id, name, position, adapter, operation, step_class, input, input_digest,
+  FROM unnest($12::uuid[], $13::uuid[], $14::text[], $15::int[], $16::text[], $17::text[], $18::text[], $19::text[],
+              $20::text[], $21::int[], $22::int[])
+    AS r(id, workflow_id, name, position, adapter, adapter_version, operation, step_class, input_digest,
          pending_dependencies, attempt_budget)
   WHERE r.workflow_id IN (SELECT id FROM inserted)
   RETURNING id
@@ -35,21 +40,25 @@ steps AS (
 dependencies AS (
   INSERT INTO step_dependency (step_id, depends_on_step_id)
   SELECT d.step_id, d.depends_on_step_id
-  FROM unnest($21::uuid[], $22::uuid[]) AS d(step_id, depends_on_step_id)
+  FROM unnest($23::uuid[], $24::uuid[]) AS d(step_id, depends_on_step_id)
   WHERE d.step_id IN (SELECT id FROM steps)
 )
-SELECT id, true AS created, NULL::text AS idempotency_key, NULL::text AS input_digest, NULL::text AS tracking_token, NULL::text AS kind
+SELECT id, true AS created, NULL::text AS requester, NULL::text AS idempotency_key, NULL::text AS input_digest,
+       NULL::text AS tracking_token, NULL::text AS kind, NULL::int AS version
 FROM inserted
 UNION ALL
-SELECT id, false, idempotency_key, input_digest, tracking_token, kind
-FROM workflow WHERE idempotency_key = ANY($7::text[])`,
+SELECT w.id, false, w.requester, w.idempotency_key, w.input_digest, w.tracking_token, w.kind, w.version
+FROM workflow w JOIN unnest($6::text[], $8::text[]) AS k(requester, idempotency_key)
+  ON w.requester = k.requester AND w.idempotency_key = k.idempotency_key`,
 };
 
+/** Workflows by ($1 requester, $2 idempotency key) pairs. */
 export const findWorkflowsByIdempotencyKey: NamedSql = {
   name: "fl_find_workflows_by_idempotency_key",
   text: `
-SELECT id, idempotency_key, input_digest, tracking_token, kind
-FROM workflow WHERE idempotency_key = ANY($1::text[])`,
+SELECT w.id, w.requester, w.idempotency_key, w.input_digest, w.tracking_token, w.kind, w.version
+FROM workflow w JOIN unnest($1::text[], $2::text[]) AS k(requester, idempotency_key)
+  ON w.requester = k.requester AND w.idempotency_key = k.idempotency_key`,
 };
 
 /**

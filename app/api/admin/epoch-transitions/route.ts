@@ -1,5 +1,4 @@
 /** GET/POST /api/admin/epoch-transitions — the epoch in force, and moving to a new one (admins). */
-import { fencedEpochAdmin } from "@/lib/adapters/destinations";
 import { epochStatusSchema, startTransitionBody, transitionResultSchema } from "@/lib/api/contract/staff";
 import { handle, json, readJson } from "@/lib/api/http";
 import { auditEpochTransition } from "@/lib/audit/log";
@@ -7,6 +6,7 @@ import { authorize } from "@/lib/auth/authorize";
 import { actorName } from "@/lib/auth/staff";
 import { pool } from "@/lib/db/pool";
 import { epochStatus, runEpochTransition } from "@/lib/engine/epoch";
+import { registeredEpochDestinations } from "@/lib/engine/epoch-admin";
 
 export const dynamic = "force-dynamic";
 
@@ -19,12 +19,10 @@ export const GET = handle(async (request) => {
 export const POST = handle(async (request) => {
   const admin = await authorize(request, "epoch:transition");
   const { reason } = await readJson(request, startTransitionBody);
-  // The fenced destinations this deployment knows: under npm start, the synthetic one.
-  const destinationUrl = process.env.FENCELINE_DESTINATION_URL;
   const result = await runEpochTransition(pool(), {
     reason,
     requestedBy: actorName(admin),
-    destinations: destinationUrl ? [fencedEpochAdmin(destinationUrl)] : [],
+    destinations: await registeredEpochDestinations(pool()),
     recordOutcome: auditEpochTransition,
   });
   return json(transitionResultSchema, {

@@ -1,9 +1,9 @@
-/** GET/PUT /api/lab/faults — the synthetic destination's faults (demo mode only). */
-import { faultSettingsSchema } from "@/lib/demo/destination/faults";
+/** GET/PUT /api/lab/faults — the fault lab destination service's faults (demo mode only). */
 import { labFaultsSchema } from "@/lib/api/contract/engineer/lab";
 import { handle, json, readJson } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
 import { requireDemo } from "@/lib/lab/demo";
+import { labFaultSettingsSchema } from "@/lib/lab/fault-settings";
 import { readFaults, replaceFaults } from "@/lib/lab/faults";
 
 export const dynamic = "force-dynamic";
@@ -17,6 +17,6 @@ export const GET = handle(async (request) => {
 export const PUT = handle(async (request) => {
   const { destinationUrl } = requireDemo();
   await authorize(request, "lab:operate");
-  const settings = await readJson(request, faultSettingsSchema);
+  const settings = await readJson(request, labFaultSettingsSchema);
   return json(labFaultsSchema, await replaceFaults(destinationUrl, settings));
 });

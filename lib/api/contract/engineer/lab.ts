@@ -1,7 +1,7 @@
 /** The demo fault lab: the synthetic destination's faults, and signals to worker processes. */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
-import { faultSettingsSchema } from "@/lib/demo/destination/faults";
+import { labFaultSettingsSchema } from "@/lib/lab/fault-settings";
 import { LAB_ACTIONS } from "@/lib/steps/vocabulary";
 import { operation, uuid } from "../common";
 
@@ -13,7 +13,7 @@ export const labSignalResultSchema = z
   .meta({ id: "LabSignalResult" });
 
 export const labFaultsSchema = z
-  .object({ destinationUrl: z.string(), settings: faultSettingsSchema })
+  .object({ destinationUrl: z.string(), destinations: z.array(z.string()), settings: labFaultSettingsSchema })
   .meta({ id: "LabFaults", description: "The synthetic destination's fault settings" });
 export type LabFaults = z.output<typeof labFaultsSchema>;
 
@@ -33,7 +33,7 @@ export const labPaths: ZodOpenApiPathsObject = {
       id: "putLabFaults",
       summary: "Replace the synthetic destination's faults (demo mode only)",
       tag: "lab",
-      body: faultSettingsSchema,
+      body: labFaultSettingsSchema,
       ok: { description: "The settings now in force", schema: labFaultsSchema },
       problems: { "400": "Invalid settings", "403": "Cross-site request refused", "404": notDemo, "502": unreachable },
     }),

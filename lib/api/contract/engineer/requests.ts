@@ -33,6 +33,8 @@ export const requestSummarySchema = z
   .object({
     id: uuid,
     kind: z.string(),
+    version: z.number().int().meta({ description: "The workflow version the request pinned" }),
+    servedBy: z.number().int().meta({ description: "Live worker sessions that serve kind@version; 0 means no worker serves it" }),
     status: z.enum(WORKFLOW_STATUSES),
     statusReason: z.string().nullable(),
     requester: z.string(),
@@ -55,7 +57,9 @@ export const requestsPaths: ZodOpenApiPathsObject = {
     get: operation({
       id: "listRequests",
       summary: "List requests, newest first",
-      description: "Keyset pagination on (created_at, id) descending; pass nextCursor back as cursor.",
+      description:
+        "Keyset pagination on (created_at, id) descending; pass nextCursor back as cursor. For engineers signed in; with an app key " +
+        "(`Authorization: Bearer`, scope requests:read) it answers the app's own requests instead, as an AppRequestPage (filters kind, status).",
       tag: "engineer",
       query: listRequestsQuery,
       ok: { description: "A page of requests", schema: requestPageSchema },

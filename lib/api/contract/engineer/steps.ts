@@ -4,6 +4,7 @@
  * review cases), and revoking a step's lease.
  */
 import { z } from "zod";
+import { REPETITION_POLICIES } from "@/lib/engine/vocabulary";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import {
   CHECKPOINTS,
@@ -238,6 +239,17 @@ export const reviewCaseSchema = z
   .meta({ id: "StepReviewCase" });
 export type ReviewCaseView = z.output<typeof reviewCaseSchema>;
 
+export const adapterContractSchema = z
+  .object({
+    idempotencyKeys: z.boolean(),
+    statusQuery: z.boolean(),
+    fenceEnforcement: z.boolean(),
+    repetition: z.enum(REPETITION_POLICIES),
+    timeoutMs: z.number().int(),
+    concurrencyLimit: z.number().int(),
+  })
+  .meta({ id: "AdapterContract", description: "What the destination promises, as the adapter registered it" });
+
 export const stepDetailSchema = z
   .object({
     dbNow: timestamp,
@@ -246,6 +258,8 @@ export const stepDetailSchema = z
       name: z.string(),
       position: z.number().int(),
       adapter: z.string(),
+      adapterVersion: z.string(),
+      contract: adapterContractSchema.nullable().meta({ description: "The adapter's registered contract; null when none is registered" }),
       operation: z.string(),
       stepClass: z.string(),
       leaseTtlMs: z.number().int(),
@@ -265,6 +279,8 @@ export const stepDetailSchema = z
     workflow: z.object({
       id: uuid,
       kind: z.string(),
+      version: z.number().int(),
+      servedBy: z.number().int().meta({ description: "Live worker sessions that serve kind@version; 0 means no worker serves it" }),
       status: z.enum(WORKFLOW_STATUSES),
       statusReason: z.string().nullable(),
       requester: z.string(),

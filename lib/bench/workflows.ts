@@ -1,0 +1,68 @@
+/**
+ * The workflows the benchmark's Fenceline workers serve, and the requests the harness writes for
+ * them: `bench` (one pure step that concludes at once) and `bench-sleep` (one pure step that
+ * works for `input.ms`, stopping early when its authority is lost). This module doubles as the
+ * definitions module of the recovery benchmark's worker processes. Benchmark support only.
+ */
+import { z } from "zod";
+import { defineWorkflow, done } from "fenceline";
+import type { WorkflowDraft } from "@/lib/engine/workflow";
+
+const milestone = { upcoming: "Step", current: "Working on it", done: "Done" };
+
+/** `bench`: one pure step; `onStart` sees each attempt's input as it starts. */
+export const noopWorkflow = (onStart: (input: unknown) => void = () => undefined) =>
+  defineWorkflow({
+    kind: "bench",
+    version: 1,
+    input: z.unknown(),
+    steps: {
+      only: {
+        milestone,
+        run: async (ctx) => {
+          onStart(ctx.input);
+          return done();
+        },
+      },
+    },
+  });
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+
+export const benchSleep = defineWorkflow({
+  kind: "bench-sleep",
+  version: 1,
+  input: z.object({ ms: z.number().int().min(0) }),
+  steps: {
+    only: {
+      milestone,
+      run: async (ctx) => {
+        await sleep(ctx.input.ms, ctx.signal);
+        return done({ sleptMs: ctx.input.ms });
+      },
+    },
+  },
+});
+
+export const benchNoop = noopWorkflow();
+
+/** A request of `bench` (or, with `kind`, of `bench-sleep`) as the engine writes it. */
+export const benchDraft = (input: unknown, kind: "bench" | "bench-sleep" = "bench"): WorkflowDraft => ({
+  kind,
+  version: 1,
+  input,
+  requester: "bench",
+  steps: [{ name: "only", adapter: "pure", stepClass: "pure" }],
+});

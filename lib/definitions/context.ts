@@ -1,0 +1,61 @@
+/**
+ * What a step's handler gets: its request's input, who it is, the fencing term to hand to a
+ * fenced destination, an abort signal, and the two ways to act: `invoke` (cross the effect
+ * boundary to the step's adapter) and `wait` (come back later without holding a lease).
+ */
+import type { AttemptMode } from "@/lib/engine/vocabulary";
+import type { ObservedResponse } from "./outcome";
+
+/** The authority an attempt holds: hand both numbers to a destination that enforces fencing terms. */
+export type FencingTerm = {
+  /** Opens anew after a database restore; never reused. */
+  readonly epoch: bigint;
+  /** Strictly increasing per step within an epoch. */
+  readonly version: bigint;
+};
+
+/** What a step's handler (`run`) receives for one attempt. */
+export type StepContext<Input = unknown, Payload = unknown> = {
+  /** The workflow kind and version this request pinned when it was created. */
+  readonly kind: string;
+  readonly version: number;
+  /** The step's name in its workflow definition. */
+  readonly step: string;
+  readonly workflowId: string;
+  readonly stepId: string;
+  /** The request's input, parsed by the workflow's schema. */
+  readonly input: Input;
+  /**
+   * What the steps this one depends on concluded with, by step name: the `result` of their
+   * receipts (a pure step's `done(result)`, an adapter step's observed answer). A dependency that
+   * was skipped or needed no action has `null`.
+   */
+  readonly results: Readonly<Record<string, unknown>>;
+  /**
+   * `execute` on a first try; `retry_same_identity` when an earlier try persisted the request
+   * identity; `status_query` when recovery asked to learn what happened (then `invoke` asks the
+   * destination instead of calling it again).
+   */
+  readonly mode: AttemptMode;
+  /** The step's request identity when an earlier attempt persisted it; null on a first try. */
+  readonly requestIdentity: string | null;
+  /** The fencing term this attempt holds. */
+  readonly fencingTerm: FencingTerm;
+  /** This attempt's number among the step's tries, and the step's attempt budget. */
+  readonly attempt: { readonly number: number; readonly budget: number };
+  /** Fires when authority is lost or uncertain, the workflow is cancelled, or the worker stops. */
+  readonly signal: AbortSignal;
+  /**
+   * Crosses the effect boundary: persists the request identity, takes a slot of the adapter's
+   * concurrency, records that the invocation began, calls the adapter, and makes its answer
+   * durable before returning it. In `status_query` mode it asks the destination instead; when
+   * the destination has no trace of the request, the attempt ends and recovery retries with
+   * the same identity. Pure steps have no adapter to invoke.
+   */
+  invoke(payload: Payload): Promise<ObservedResponse>;
+  /**
+   * Gives the step back and asks to run it again after `delayMs`, without holding a lease
+   * meanwhile (a rate limit, a resource not ready yet). Not charged to the attempt budget.
+   */
+  wait(delayMs: number, reason: string): Promise<never>;
+};

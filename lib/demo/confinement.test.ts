@@ -1,0 +1,42 @@
+/**
+ * The demo is one adopter among others: nothing in the engine, the routes or the components
+ * names its workflow kind, its steps or its destinations. The names come from the demo's own
+ * definitions, so a renamed step is still caught. Tests and their support are not product code:
+ * they define adapters of their own, named after the contracts they stand for.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { expect, test } from "vitest";
+import { demoAdapters } from "./adapters";
+import { deliveryWorkflow } from "./workflow";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const CONFINED = ["lib/engine", "app", "components"];
+
+function sourcesUnder(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
+    // Tests and their support define adapters of their own, named after the contract they stand for.
+    .filter((entry) => entry.isFile() && /\.(ts|tsx)$/.test(entry.name) && !/(\.test\.tsx?|test-support\.ts)$/.test(entry.name))
+    .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
+}
+
+test("no file under lib/engine, app/ or components/ names the demo's kind, steps or destinations", () => {
+  const workflow = deliveryWorkflow(demoAdapters("http://127.0.0.1:9"));
+  const adapters = Object.values(demoAdapters("http://127.0.0.1:9")).map((adapter) => adapter.name);
+  const quoted = (name: string) => new RegExp(`["'\`]${name}["'\`]`);
+  const patterns: [string, RegExp][] = [
+    [`kind ${workflow.kind}`, new RegExp(`\\b${workflow.kind}\\b`, "i")],
+    ["the input field deliverVia", /deliverVia/],
+    ["the synthetic destination service", /synthetic destination/i],
+    ...workflow.steps.map((step): [string, RegExp] => [`step ${step.name}`, quoted(step.name)]),
+    ...adapters.map((name): [string, RegExp] => [`destination ${name}`, quoted(name)]),
+  ];
+  const found: string[] = [];
+  for (const file of CONFINED.flatMap(sourcesUnder)) {
+    const lines = readFileSync(path.join(ROOT, file), "utf8").split("\n");
+    lines.forEach((line, index) => {
+      for (const [what, pattern] of patterns) if (pattern.test(line)) found.push(`${file}:${index + 1} names ${what}: ${line.trim()}`);
+    });
+  }
+  expect(found).toEqual([]);
+});

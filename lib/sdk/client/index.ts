@@ -1,0 +1,24 @@
+/**
+ * `fenceline/client`: your backend starts and reads requests with an app key.
+ *
+ * It imports no worker, engine or database code: it needs only `fetch`. Types of your workflows
+ * arrive by `import type` of their definitions.
+ *
+ * @packageDocumentation
+ */
+export { createClient } from "@/lib/client/client";
+export type { AnyWorkflow, ClientOptions, CreatedRequest, CreateOptions, FencelineClient, ListOptions, RequestDetail, RequestList, WaitOptions } from "@/lib/client/client";
+export {
+  ConflictError,
+  FencelineApiError,
+  FencelineConnectionError,
+  InvalidInputError,
+  NotFoundError,
+  RateLimitedError,
+  UnauthorizedError,
+  UnknownKindError,
+  WaitTimedOutError,
+} from "@/lib/client/errors";
+export type { FieldIssue } from "@/lib/client/errors";
+export type { RequestRecord, RequestStatus, RequestWithProgress } from "@/lib/requests/types";
+export type { Milestone as ProgressMilestone, TrackingView } from "@/lib/projection/types";

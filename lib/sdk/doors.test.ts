@@ -1,0 +1,98 @@
+/**
+ * The package's doors keep their promises by construction: `fenceline/client` bundles for a
+ * browser from the client's own files alone (no worker, engine, Next.js or database code),
+ * `fenceline/worker` and `fenceline` reach no database driver and no server module, and every
+ * export of every door carries TSDoc, which is what an adopter's editor shows them.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { build } from "esbuild";
+import ts from "typescript";
+import { describe, expect, test } from "vitest";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+/** The files a door's bundle is made of, relative to the repository. */
+async function bundleInputs(entry: string, platform: "browser" | "node"): Promise<string[]> {
+  const result = await build({
+    entryPoints: [path.join(ROOT, entry)],
+    bundle: true,
+    platform,
+    format: "esm",
+    write: false,
+    metafile: true,
+    logLevel: "silent",
+    absWorkingDir: ROOT,
+    tsconfig: path.join(ROOT, "tsconfig.json"),
+  });
+  return Object.keys(result.metafile.inputs).sort();
+}
+
+const within = (allowed: readonly RegExp[]) => (file: string) => allowed.some((pattern) => pattern.test(file));
+
+describe("what each door pulls in", () => {
+  test("fenceline/client bundles for a browser from the client's files only", async () => {
+    const inputs = await bundleInputs("lib/sdk/client/index.ts", "browser");
+    // A node: import or a server module would fail the browser build before this line.
+    expect(inputs.filter((file) => !within([/^lib\/sdk\/client\//, /^lib\/client\/(?!.*\.test\.ts$)/])(file))).toEqual([]);
+    expect(inputs).toContain("lib/client/client.ts");
+  });
+
+  test("fenceline/worker reaches no database driver, no Next.js, and none of the engine's statements", async () => {
+    const inputs = await bundleInputs("lib/sdk/worker/index.ts", "node");
+    const allowed = [
+      /^lib\/sdk\//,
+      /^lib\/worker\/(?!.*test)/,
+      /^lib\/definitions\//,
+      /^lib\/adapters\/(call-outcome|contract)\.ts$/,
+      // Types, typed errors and the shared words: none of them runs SQL.
+      /^lib\/engine\/(errors|types|vocabulary|permit-policy)\.ts$/,
+      /^lib\/api\/contract\/worker\.ts$/,
+      /^lib\/api\/problems\.ts$/,
+      /^node_modules\/zod\//,
+    ];
+    expect(inputs.filter((file) => !within(allowed)(file))).toEqual([]);
+    expect(inputs.some((file) => file.startsWith("lib/worker/worker.ts"))).toBe(true);
+  });
+
+  test("fenceline (definitions) runs in any runtime and needs only zod", async () => {
+    const inputs = await bundleInputs("lib/sdk/index.ts", "browser");
+    const allowed = [/^lib\/sdk\/index\.ts$/, /^lib\/definitions\//, /^lib\/adapters\/(call-outcome|contract)\.ts$/, /^lib\/engine\/(vocabulary|types)\.ts$/, /^node_modules\/zod\//];
+    expect(inputs.filter((file) => !within(allowed)(file))).toEqual([]);
+  });
+});
+
+type DoorExports = { door: string; name: string; documented: boolean }[];
+
+/** Every name each door exports, and whether it has a documentation comment. */
+function exportsOf(doors: readonly string[]): DoorExports {
+  const parsed = ts.getParsedCommandLineOfConfigFile(path.join(ROOT, "tsconfig.json"), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!;
+  const program = ts.createProgram(doors.map((door) => path.join(ROOT, door)), parsed.options);
+  const checker = program.getTypeChecker();
+  const found: DoorExports = [];
+  for (const door of doors) {
+    const source = program.getSourceFile(path.join(ROOT, door))!;
+    const module = checker.getSymbolAtLocation(source)!;
+    for (const exported of checker.getExportsOfModule(module)) {
+      const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
+      found.push({ door, name: exported.name, documented: ts.displayPartsToString(symbol.getDocumentationComment(checker)).trim() !== "" });
+    }
+  }
+  return found;
+}
+
+describe("what adopters read", () => {
+  const doors = ts.sys.readDirectory(path.join(ROOT, "lib/sdk"), [".ts"], undefined, ["**/index.ts"]).map((file) => path.relative(ROOT, file));
+  const exported = exportsOf(doors);
+
+  test("every export of every door has TSDoc", () => {
+    expect(doors).toEqual(expect.arrayContaining(["lib/sdk/index.ts", "lib/sdk/client/index.ts", "lib/sdk/worker/index.ts"]));
+    expect(exported.filter((entry) => !entry.documented).map((entry) => `${entry.door}: ${entry.name}`)).toEqual([]);
+  });
+
+  test("the package README's reference names every export of every door", () => {
+    const readme = readFileSync(path.join(ROOT, "lib/sdk/package/README.md"), "utf8");
+    const reference = readme.slice(readme.indexOf("## Reference"));
+    expect(exported.filter((entry) => !reference.includes(`\`${entry.name}\``)).map((entry) => `${entry.door}: ${entry.name}`)).toEqual([]);
+  });
+});

@@ -1,0 +1,30 @@
+/**
+ * `fenceline`: define workflows and adapters in your own code.
+ *
+ * An adapter says what its destination can promise (idempotency keys, status queries, fencing
+ * terms it checks itself, what a repeat may do) and how to call it; a workflow says what a
+ * request of its kind takes as input, which steps it runs in which order, and what its end users
+ * see. Workers (`fenceline/worker`) run them; your backend starts and reads requests through
+ * `fenceline/client`. Nothing here touches a database or the network.
+ *
+ * @packageDocumentation
+ */
+export { defineAdapter } from "@/lib/definitions/adapter";
+export type {
+  AdapterAnswer,
+  AdapterCall,
+  AdapterDefinition,
+  AdapterOptions,
+  AdapterPromises,
+  AdapterStatusAnswer,
+  AdapterStatusQuery,
+} from "@/lib/definitions/adapter";
+export { chooseAdapter, defineWorkflow } from "@/lib/definitions/workflow";
+export type { AdapterChoice, Milestone, StepDefinition, StepOptions, WorkflowDefinition, WorkflowInput, WorkflowOptions } from "@/lib/definitions/workflow";
+export type { FencingTerm, StepContext } from "@/lib/definitions/context";
+export { done, effect, noActionNeeded, skip } from "@/lib/definitions/outcome";
+export type { ObservedResponse, StepOutcome } from "@/lib/definitions/outcome";
+export { DefinitionError } from "@/lib/definitions/errors";
+export { ENGINE_WORDS } from "@/lib/definitions/words";
+export { DefiniteFailure, DestinationCallError, RateLimited, StaleTermRejected, UnknownOutcome } from "@/lib/adapters/call-outcome";
+export type { AdapterContract, RepetitionPolicy } from "@/lib/adapters/contract";

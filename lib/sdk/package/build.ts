@@ -1,0 +1,121 @@
+/**
+ * Builds the `fenceline` package adopters install: the doors under lib/sdk/ compiled by tsc
+ * (unbundled ESM and .d.ts, so a stack trace in an incident points at a real file), the `@/`
+ * aliases rewritten to relative paths by tsc-alias, a package.json with one `exports` entry per
+ * door, the adopter's README, and `npm pack` of the result.
+ *
+ * The build refuses to pack what would not work outside this repository: a specifier left
+ * unresolved, or a module the package does not declare (`pg`, `next`, the engine's SQL reached
+ * through a door).
+ */
+import { execFile } from "node:child_process";
+import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import ts from "typescript";
+
+const run = promisify(execFile);
+
+/** The repository root: lib/sdk/package is three levels down. */
+const ROOT = path.resolve(import.meta.dirname, "../../..");
+const TSCONFIG = "tsconfig.package.json";
+const PACKAGE_DIR = path.join(ROOT, "dist/package");
+
+/** What an installed package may import besides its own files: its peers and Node's built-ins. */
+const PEERS: Record<string, string> = { zod: "^4.1.0" };
+
+export type BuiltPackage = {
+  /** The packed tarball, ready for `npm install <tarball>`. */
+  readonly tarball: string;
+  readonly bytes: number;
+  /** Files in the tarball. */
+  readonly files: number;
+  /** Subpaths of the exports map: ".", "./client", "./worker"… */
+  readonly doors: readonly string[];
+};
+
+/** A door is lib/sdk/index.ts (`fenceline`) or lib/sdk/<name>/index.ts (`fenceline/<name>`). */
+async function doors(): Promise<{ subpath: string; source: string }[]> {
+  const entries = await readdir(path.join(ROOT, "lib/sdk"), { withFileTypes: true });
+  const named = [];
+  for (const entry of entries) {
+    if (!entry.isDirectory() || entry.name === "package") continue;
+    const source = `lib/sdk/${entry.name}/index.ts`;
+    if (await exists(path.join(ROOT, source))) named.push({ subpath: `./${entry.name}`, source });
+  }
+  return [{ subpath: ".", source: "lib/sdk/index.ts" }, ...named.sort((a, b) => a.subpath.localeCompare(b.subpath))];
+}
+
+const exists = (file: string) => stat(file).then(() => true, () => false);
+
+/** Every door must be compiled: tsc only emits what its `files` reach. */
+async function checkCompiledDoors(found: { source: string }[]): Promise<void> {
+  const config = JSON.parse(await readFile(path.join(ROOT, TSCONFIG), "utf8")) as { files: string[] };
+  const missing = found.filter((door) => !config.files.includes(door.source)).map((door) => door.source);
+  if (missing.length > 0) throw new Error(`${TSCONFIG} does not compile ${missing.join(", ")}: add it to "files"`);
+}
+
+async function* emitted(dir: string): AsyncGenerator<string> {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) yield* emitted(full);
+    else if (/\.(js|d\.ts)$/.test(entry.name)) yield full;
+  }
+}
+
+/** Lists every import that an installed package could not resolve, as "file: specifier". */
+export async function unresolvableImports(dir: string): Promise<string[]> {
+  const problems: string[] = [];
+  for await (const file of emitted(dir)) {
+    const { importedFiles } = ts.preProcessFile(await readFile(file, "utf8"), true, true);
+    for (const { fileName: specifier } of importedFiles) {
+      const bare = specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!;
+      const fine = specifier.startsWith("node:") || bare in PEERS || (specifier.startsWith(".") && specifier.endsWith(".js") && (await exists(path.resolve(path.dirname(file), specifier))));
+      if (!fine) problems.push(`${path.relative(dir, file)}: ${specifier}`);
+    }
+  }
+  return problems;
+}
+
+async function packageJson(found: { subpath: string; source: string }[]): Promise<Record<string, unknown>> {
+  const root = JSON.parse(await readFile(path.join(ROOT, "package.json"), "utf8")) as { version: string; engines: Record<string, string> };
+  const exportsMap: Record<string, unknown> = {};
+  for (const door of found) {
+    const out = `./${door.source.replace(/\.ts$/, "")}`;
+    exportsMap[door.subpath] = { types: `${out}.d.ts`, default: `${out}.js` };
+  }
+  exportsMap["./package.json"] = "./package.json";
+  return {
+    name: "fenceline",
+    version: root.version,
+    description: "Durable multi-step requests whose steps call external services: leases, fenced checkpoints, receipts, and recovery decided from evidence.",
+    type: "module",
+    sideEffects: false,
+    engines: root.engines,
+    exports: exportsMap,
+    files: ["lib", "README.md"],
+    peerDependencies: PEERS,
+    keywords: ["workflow", "durable", "lease", "fencing", "idempotency", "postgresql"],
+  };
+}
+
+/** Builds, checks and packs the package into dist/; returns the tarball. */
+export async function buildPackage(): Promise<BuiltPackage> {
+  const found = await doors();
+  await checkCompiledDoors(found);
+  await rm(PACKAGE_DIR, { recursive: true, force: true });
+  const bin = (name: string) => path.join(ROOT, "node_modules/.bin", name);
+  await run(bin("tsc"), ["-p", TSCONFIG], { cwd: ROOT }).catch((error: { stdout?: string }) => {
+    throw new Error(`tsc failed:\n${error.stdout ?? String(error)}`);
+  });
+  await run(bin("tsc-alias"), ["-p", TSCONFIG], { cwd: ROOT });
+  const problems = await unresolvableImports(PACKAGE_DIR);
+  if (problems.length > 0) throw new Error(`the package would not resolve these imports once installed:\n  ${problems.join("\n  ")}`);
+
+  await writeFile(path.join(PACKAGE_DIR, "package.json"), `${JSON.stringify(await packageJson(found), null, 2)}\n`);
+  await copyFile(path.join(import.meta.dirname, "README.md"), path.join(PACKAGE_DIR, "README.md"));
+  await mkdir(path.join(ROOT, "dist"), { recursive: true });
+  const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", path.join(ROOT, "dist")], { cwd: PACKAGE_DIR });
+  const [packed] = JSON.parse(stdout) as { filename: string; size: number; entryCount: number }[];
+  return { tarball: path.join(ROOT, "dist", packed!.filename), bytes: packed!.size, files: packed!.entryCount, doors: found.map((door) => door.subpath) };
+}

@@ -1,0 +1,156 @@
+/**
+ * The package as an adopter meets it: packed from this repository, installed into a project of
+ * its own outside the repository, and driven the way examples/quickstart's README says, against
+ * Fenceline as `npm start` runs it.
+ *
+ * - The tarball passes publint and arethetypeswrong (ESM only): its exports resolve, with types.
+ * - The installed package type-checks the adopter's module, and the client's input is typed from
+ *   the workflow by `import type`: a wrong field does not compile.
+ * - The quickstart's worker (HTTP, a worker token, no database URL) and its request script take
+ *   a request of the adopter's own kind to Completed, with a receipt per step, one effect at the
+ *   adopter's service, and the step page showing the contract the adapter declared.
+ */
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { promisify } from "node:util";
+import { publint } from "publint";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { freePort, spawnNodeProcess, type Spawned } from "@/lib/worker/test-process";
+import { buildPackage, type BuiltPackage } from "./build";
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, "../../..");
+const DEMO_PASSWORD = "package-scenario-password-0123";
+const BUILD_AND_START_TIMEOUT_MS = 300_000;
+
+let built: BuiltPackage;
+let app: Spawned;
+let project: string;
+let fenceline: { FENCELINE_URL: string; FENCELINE_WORKER_TOKEN: string; FENCELINE_API_KEY: string };
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  const port = await freePort();
+  app = spawnNodeProcess("npm-start", "lib/cli/start.ts", {
+    PORT: String(port),
+    FENCELINE_DATABASE: "package_scenario",
+    FENCELINE_FRESH_DATABASE: "1",
+    // Demo mode prints the three lines; no demo traffic or demo workers: only the adopter's run.
+    FENCELINE_MODE: "demo",
+    FENCELINE_DEMO: "0",
+    FENCELINE_WORKERS: "0",
+    DESTINATION_PORT: "0",
+    FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD,
+  });
+  [built] = await Promise.all([buildPackage(), app.waitForLine(/Fenceline is running at/, BUILD_AND_START_TIMEOUT_MS)]);
+  const printed = await app.waitForLine(/^export FENCELINE_API_KEY=/);
+  const lines = app.linesMatching(/^export FENCELINE_/).map((line) => line.slice("export ".length).split("="));
+  fenceline = Object.fromEntries(lines) as typeof fenceline;
+  expect(printed).toContain(fenceline.FENCELINE_API_KEY);
+  project = await mkdtemp(path.join(tmpdir(), "fenceline-adopter-"));
+}, BUILD_AND_START_TIMEOUT_MS);
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
+  if (app?.alive) app.process.kill("SIGTERM");
+  await app?.exited;
+  if (project) await rm(project, { recursive: true, force: true });
+});
+
+test("the packed package's exports resolve with their types (publint, arethetypeswrong, ESM only)", async () => {
+  const { messages } = await publint({ pkgDir: path.join(ROOT, "dist/package"), level: "suggestion" });
+  expect(messages).toEqual([]);
+  // attw exits non-zero on any resolution problem of any entry point.
+  await run(path.join(ROOT, "node_modules/.bin/attw"), [built.tarball, "--profile", "esm-only"], { cwd: ROOT });
+  expect(built.doors).toEqual(expect.arrayContaining([".", "./client", "./worker"]));
+  console.log(`[package] ${JSON.stringify({ tarball: path.basename(built.tarball), bytes: built.bytes, files: built.files, doors: built.doors })}`);
+});
+
+describe("an adopter's project outside the repository", () => {
+  let installedAt: number;
+
+  test("installs the tarball and type-checks its own workflow; a wrong input field does not compile", async () => {
+    await cp(path.join(ROOT, "examples/quickstart"), project, { recursive: true, filter: (source) => !/node_modules|package-lock\.json/.test(source) });
+    const manifestPath = path.join(project, "package.json");
+    const manifest = JSON.parse(await readFile(manifestPath, "utf8")) as { dependencies: Record<string, string> };
+    expect(manifest.dependencies.fenceline).toMatch(/^file:\.\.\/\.\.\/dist\/fenceline-.+\.tgz$/);
+    manifest.dependencies.fenceline = `file:${built.tarball}`;
+    await writeFile(manifestPath, JSON.stringify(manifest, null, 2));
+
+    const started = Date.now();
+    await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: project, timeout: 240_000 });
+    installedAt = Date.now();
+    console.log(`[package] npm install in the adopter's project: ${installedAt - started} ms`);
+    await run("npm", ["run", "typecheck"], { cwd: project });
+
+    await writeFile(
+      path.join(project, "src/mistake.ts"),
+      `import { createClient } from "fenceline/client";\nimport type { welcome } from "./workflow.js";\n` +
+        `export const typo = () => createClient({ url: "http://127.0.0.1:1", apiKey: "k" }).requests.create<typeof welcome>("welcome", { nam: "Ada" });\n`,
+    );
+    const refused = await run("npm", ["run", "typecheck"], { cwd: project }).then(() => null, (error: { stdout: string }) => error.stdout);
+    await rm(path.join(project, "src/mistake.ts"));
+    expect(refused).toMatch(/src\/mistake\.ts.*'nam' does not exist/);
+  }, 300_000);
+
+  test("the quickstart takes a request of its own kind to Completed, with receipts and the declared contract on the step page", async () => {
+    expect(installedAt, "the project was installed").toBeDefined();
+    const greetingsUrl = `http://127.0.0.1:${await freePort()}`;
+    const env = { ...process.env, ...fenceline, GREETINGS_URL: greetingsUrl, DATABASE_URL: "" };
+    // tsx itself, as `npm run worker` runs it: npm would not pass SIGTERM on.
+    const worker = spawn(process.execPath, [path.join(project, "node_modules/tsx/dist/cli.mjs"), "src/worker.ts"], { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(worker);
+    const workerLines: string[] = [];
+    const registered = new Promise<void>((resolve, reject) => {
+      createInterface({ input: worker.stdout! }).on("line", (line) => {
+        workerLines.push(line);
+        if (/serves welcome@1/.test(line)) resolve();
+      });
+      worker.once("exit", (code) => reject(new Error(`the worker exited (${code}) before registering:\n${workerLines.join("\n")}`)));
+    });
+    createInterface({ input: worker.stderr! }).on("line", (line) => workerLines.push(`[err] ${line}`));
+    // A request of a kind no worker has registered yet is refused (unknown kind), as it should be.
+    await registered;
+
+    const { stdout } = await run("npm", ["run", "--silent", "request", "--", "Grace"], { cwd: project, env, timeout: 120_000 });
+    const completedAt = Date.now();
+    const last = JSON.parse(stdout.trim().split("\n").at(-1)!) as { requestId: string; trackingUrl: string; status: string };
+    expect(last, workerLines.join("\n")).toEqual({ requestId: expect.any(String), trackingUrl: expect.stringMatching(/\/track\/[\w-]+$/), status: "completed" });
+    console.log(`[package] quickstart: npm install → Completed in ${completedAt - installedAt} ms (type-check included)`);
+
+    // One card at the adopter's service for one request.
+    const cards = (await (await fetch(`${greetingsUrl}/cards`)).json()) as { id: string; text: string }[];
+    expect(cards).toEqual([{ id: "card_1", to: "Grace", text: "Welcome, Grace!" }]);
+
+    // An engineer sees both receipts and the contract the adapter declared.
+    const base = fenceline.FENCELINE_URL;
+    const signIn = await fetch(`${base}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "engineer@fenceline.test", password: DEMO_PASSWORD }) });
+    expect(signIn.status).toBe(200);
+    const cookie = signIn.headers.getSetCookie().map((header) => header.split(";")[0]).join("; ");
+    const staffGet = async <T>(target: string): Promise<T> => {
+      const response = await fetch(`${base}${target}`, { headers: { cookie } });
+      expect(response.status, target).toBe(200);
+      return (await response.json()) as T;
+    };
+    const steps = await staffGet<{ items: { id: string; name: string; state: string }[] }>(`/api/steps?workflow=${last.requestId}`);
+    expect(steps.items.map((step) => [step.name, step.state]).sort()).toEqual([["compose", "completed"], ["send", "completed"]]);
+    const send = steps.items.find((step) => step.name === "send")!;
+    const detail = await staffGet<{ step: { adapter: string; contract: Record<string, unknown> }; receipts: { verificationMethod: string; externalReference: string | null }[] }>(`/api/steps/${send.id}`);
+    expect(detail.step.contract).toMatchObject({ idempotencyKeys: true, statusQuery: false, fenceEnforcement: false, repetition: "idempotency_protected", timeoutMs: 5_000, concurrencyLimit: 4 });
+    expect(detail.receipts).toEqual([expect.objectContaining({ verificationMethod: "direct_response", externalReference: "card_1" })]);
+    const page = await fetch(`${base}/steps/${send.id}`, { headers: { cookie } });
+    expect(await page.text()).toContain("deduplicates by idempotency key, no status queries, ignores fencing terms; repetition idempotency protected");
+
+    // The end user's page speaks the workflow's own words.
+    const tracking = await (await fetch(last.trackingUrl)).text();
+    expect(tracking).toContain("Welcome card for Grace");
+    expect(tracking).toContain("Card sent");
+
+    worker.kill("SIGTERM");
+    const exit = await new Promise<number | null>((resolve) => worker.once("exit", (code) => resolve(code)));
+    expect(exit, "the worker stops gracefully on SIGTERM").toBe(0);
+  }, 180_000);
+});
