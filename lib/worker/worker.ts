@@ -180,12 +180,14 @@ export class Worker {
 
   private startAttempt(step: ClaimedStep, claimSentAtMs: number): void {
     const run = new AttemptRun(step, this.sessionId, this.coordinator, claimSentAtMs, this.log);
+    // By term too: a paused attempt of this worker may still run when it claims the step's next term.
+    const key = `${step.stepId}#${step.fencingTerm}`;
     const done = this.runAttempt(run).finally(() => {
       run.stop();
-      this.running.delete(step.stepId);
+      this.running.delete(key);
       this.slotFreed();
     });
-    this.running.set(step.stepId, { run, done });
+    this.running.set(key, { run, done });
   }
 
   private async runAttempt(run: AttemptRun): Promise<void> {
