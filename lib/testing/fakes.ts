@@ -35,6 +35,7 @@ export type RecordedCall<Payload = unknown> = {
   readonly outcome: "applied" | "replayed" | "replaced" | "stale_term_rejected";
 };
 
+/** How a fake destination names itself and its adapter. */
 export type FakeDestinationOptions<Payload> = {
   /** The adapter's name; also the prefix of external references. */
   readonly name: string;

@@ -134,7 +134,7 @@ export class FaultPlan {
 
   /** The worker's coordinator, with renewals of a stopped attempt withheld and everything refused once closed. */
   coordinator(inner: Coordinator): Coordinator {
-    const guard = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+    const guard = (call: (...args: never[]) => Promise<unknown>) => async (...args: never[]): Promise<unknown> => {
       if (this.closed) throw new EnvironmentClosedError();
       return call(...args);
     };
@@ -145,7 +145,7 @@ export class FaultPlan {
       return inner.renew(sessionId, requests);
     };
     const wrapped: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(inner)) wrapped[name] = typeof value === "function" ? guard(value.bind(inner)) : value;
+    for (const [name, value] of Object.entries(inner)) wrapped[name] = typeof value === "function" ? guard((value as (...args: never[]) => Promise<unknown>).bind(inner)) : value;
     // Closing and stopping the session must still work after close.
     return { ...(wrapped as Coordinator), renew, stopSession: inner.stopSession.bind(inner), close: inner.close.bind(inner) };
   }

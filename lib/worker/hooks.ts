@@ -5,6 +5,7 @@
  */
 import type { ClaimedStep } from "@/lib/engine/types";
 
+/** The named checkpoints a worker reaches in every attempt, in order. */
 export const checkpointNames = [
   /** The claim committed: lease, attempt (checkpoint 1) and acquired event exist. */
   "claimed",
@@ -22,6 +23,7 @@ export const checkpointNames = [
   "receipt_committed",
 ] as const;
 
+/** One of `checkpointNames`. */
 export type CheckpointName = (typeof checkpointNames)[number];
 
 export type CheckpointHooks = {

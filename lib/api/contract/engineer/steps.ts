@@ -298,6 +298,7 @@ export const stepDetailSchema = z
     reviewCases: z.array(reviewCaseSchema),
   })
   .meta({ id: "StepDetail", description: "Everything recorded about one step, each record kept apart; times from the database clock" });
+/** Everything recorded about one step, each record kept apart; times from the database clock. */
 export type StepDetail = z.output<typeof stepDetailSchema>;
 
 export const revokeBody = z
