@@ -14,6 +14,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { watch } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -46,10 +47,12 @@ class UsageError extends Error {}
 async function loadWorkflows(modulePath: string): Promise<WorkflowDefinition[]> {
   const file = path.resolve(modulePath);
   if (/\.[cm]?tsx?$/.test(file)) {
-    let register: (() => unknown) | undefined;
+    let register: () => unknown;
     try {
-      const tsx = createRequire(path.join(process.cwd(), "package.json")).resolve("tsx/esm/api");
-      ({ register } = (await import(pathToFileURL(tsx).href)) as { register: () => unknown });
+      // The project's own tsx, by its ESM entry (require.resolve would find the CommonJS one).
+      const manifest = createRequire(path.join(process.cwd(), "package.json")).resolve("tsx/package.json");
+      const { exports } = JSON.parse(await readFile(manifest, "utf8")) as { exports: Record<string, { import: { default: string } }> };
+      ({ register } = (await import(pathToFileURL(path.join(path.dirname(manifest), exports["./esm/api"]!.import.default)).href)) as { register: () => unknown });
     } catch {
       throw new UsageError(`${modulePath} is TypeScript: install tsx in this project (npm install -D tsx), or point at its compiled .js`);
     }
@@ -100,7 +103,7 @@ async function dev(modulePath: string): Promise<void> {
   const startWorker = () => {
     const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url };
     delete env.FENCELINE_URL;
-    child = spawn(process.execPath, [self, "worker", file], { env, stdio: "inherit" });
+    child = spawn(process.execPath, [...process.execArgv, self, "worker", file], { env, stdio: "inherit" });
     child.once("exit", (code, signal) => {
       if (!stopping && signal === null && code !== 0) console.error(`the worker exited (code ${code}); it starts again when a file changes`);
     });
