@@ -83,6 +83,8 @@ test("support takes a case, hands it to a colleague, and resolves it anyway afte
   await expect(links.nth(1)).toBeFocused();
   await page.keyboard.press("k");
   await expect(links.nth(0)).toBeFocused();
+  await page.emulateMedia({ colorScheme: "light" });
+  await page.screenshot({ path: "docs/screenshots/review-queue.png", fullPage: true });
   // Walk to the first delivery of this test, wherever earlier cases put it.
   const rows = await links.allTextContents();
   for (let i = 0; i < rows.indexOf(first!); i += 1) await page.keyboard.press("j");

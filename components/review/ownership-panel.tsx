@@ -63,7 +63,7 @@ export function OwnershipPanel(props: Props) {
   };
 
   return (
-    <section aria-labelledby="holder-heading" className="stack">
+    <section aria-labelledby="holder-heading" className={`stack ${styles.holder}`}>
       <h2 id="holder-heading">Who holds it</h2>
       <p data-testid="holder">
         {props.assignee === null || props.assignedAt === null ? (
