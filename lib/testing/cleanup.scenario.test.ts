@@ -1,16 +1,18 @@
 /**
  * A test environment leaves nothing behind: after close, its database is gone, the embedded
  * PostgreSQL it started has stopped (no server process, nothing listening, no data directory),
- * and with DATABASE_URL only the environment's own database was created and dropped.
+ * and with DATABASE_URL only the environment's own database was created and dropped. Attempts a
+ * test left paused or killed do not keep close waiting.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import net from "node:net";
+import path from "node:path";
 import pg from "pg";
 import { expect, inject, test } from "vitest";
 import { z } from "zod";
 import { defineWorkflow, done } from "@/lib/sdk";
-import { createTestEnvironment } from "@/lib/sdk/testing";
+import { createTestEnvironment, fakeDestination } from "@/lib/sdk/testing";
 
 const hello = defineWorkflow({
   kind: "hello",
@@ -19,21 +21,23 @@ const hello = defineWorkflow({
   steps: { greet: { milestone: { upcoming: "Hello", current: "Saying hello", done: "Said hello" }, run: async () => done({ said: "hello" }) } },
 });
 
-/** Processes whose parent is this one, by command name. */
-function children(): string[] {
-  const found: string[] = [];
+/** Processes whose parent is this one: command name and arguments. */
+function children(): { comm: string; args: string[] }[] {
+  const found: { comm: string; args: string[] }[] = [];
   for (const pid of readdirSync("/proc").filter((entry) => /^\d+$/.test(entry))) {
     try {
       // comm is in parentheses and may hold spaces; the parent pid is the second field after it.
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       const [, comm, rest] = /^\d+ \((.*)\) (.*)$/s.exec(stat)!;
-      if (Number(rest!.split(" ")[1]) === process.pid) found.push(comm!);
+      if (Number(rest!.split(" ")[1]) === process.pid) found.push({ comm: comm!, args: readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0") });
     } catch {
       // The process ended while we looked.
     }
   }
   return found;
 }
+
+const postgresChildren = () => children().filter((child) => child.comm === "postgres");
 
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -42,24 +46,23 @@ const listening = (port: number) =>
     socket.once("error", () => resolve(false));
   });
 
-const ourDirectories = () => readdirSync(tmpdir()).filter((name) => name.startsWith("fenceline-test-pg-"));
-
 test("with the embedded PostgreSQL: after close no server process, port or data directory remains", async () => {
-  const previously = ourDirectories();
   const saved = process.env.DATABASE_URL;
   delete process.env.DATABASE_URL;
   try {
     const env = await createTestEnvironment({ workflows: [hello] });
     const port = Number(new URL(env.databaseUrl).port);
-    expect(children()).toContain("postgres");
-    expect(ourDirectories().length).toBe(previously.length + 1);
+    const [server] = postgresChildren();
+    const dataDirectory = server!.args[server!.args.indexOf("-D") + 1]!;
+    expect(dataDirectory.startsWith(path.join(tmpdir(), "fenceline-test-pg-"))).toBe(true);
+    expect(existsSync(dataDirectory)).toBe(true);
     const request = await env.createRequest(hello, {});
     await env.waitForRequest(request.id, "completed");
     await env.close();
 
-    expect(children()).not.toContain("postgres");
+    expect(postgresChildren()).toEqual([]);
     expect(await listening(port)).toBe(false);
-    expect(ourDirectories()).toEqual(previously);
+    expect(existsSync(path.dirname(dataDirectory))).toBe(false);
   } finally {
     if (saved !== undefined) process.env.DATABASE_URL = saved;
   }
@@ -73,7 +76,7 @@ test("with DATABASE_URL: the environment's database is created there and dropped
     const env = await createTestEnvironment({ workflows: [hello] });
     const name = decodeURIComponent(new URL(env.databaseUrl).pathname.slice(1));
     expect(new URL(env.databaseUrl).host).toBe(new URL(server).host);
-    expect(children()).not.toContain("postgres");
+    expect(postgresChildren()).toEqual([]);
     const request = await env.createRequest(hello, {});
     await env.waitForRequest(request.id, "completed");
     await env.close();
@@ -89,5 +92,32 @@ test("with DATABASE_URL: the environment's database is created there and dropped
   } finally {
     if (saved === undefined) delete process.env.DATABASE_URL;
     else process.env.DATABASE_URL = saved;
+  }
+});
+
+test("close ends attempts left paused or killed, and still stops everything", async () => {
+  const saved = process.env.DATABASE_URL;
+  delete process.env.DATABASE_URL;
+  try {
+    const mailer = fakeDestination<unknown>("idempotent", { name: "mailer" });
+    const send = defineWorkflow({
+      kind: "send",
+      version: 1,
+      input: z.object({}),
+      steps: { send: { adapter: mailer.adapter, milestone: { upcoming: "Sending", current: "Sending it", done: "Sent" } } },
+    });
+    const env = await createTestEnvironment({ workflows: [send] });
+    const paused = env.faults.pauseAt("destination_answered", { step: "send" });
+    const killed = env.faults.killAt("invocation_began", { step: "send" });
+    await env.createRequest(send, {});
+    await env.createRequest(send, {});
+    await Promise.all([paused.reached, killed.reached]);
+
+    const started = performance.now();
+    await env.close();
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(postgresChildren()).toEqual([]);
+  } finally {
+    if (saved !== undefined) process.env.DATABASE_URL = saved;
   }
 });

@@ -18,6 +18,7 @@ import pg from "pg";
 /** lib/testing/ → the package root (or the repository root): two levels up. */
 const MIGRATIONS_DIR = fileURLToPath(new URL("../../prisma/migrations", import.meta.url));
 const ENGINE_SCHEMA = "fenceline";
+const POOL_END_WAIT_MS = 5_000;
 
 export type EnvironmentDatabase = {
   /** Connection string of the fresh database. */
@@ -206,7 +207,9 @@ export async function environmentDatabase(): Promise<EnvironmentDatabase> {
       drop: async () => {
         if (dropped) return;
         dropped = true;
-        await pool.end();
+        // Bounded: a connection still checked out (an operation the test left hanging) would keep
+        // pool.end() waiting for ever; DROP … WITH (FORCE) ends it anyway.
+        await Promise.race([pool.end(), new Promise((resolve) => setTimeout(resolve, POOL_END_WAIT_MS).unref())]);
         try {
           await withAdmin(server.url, (admin) => admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
         } finally {

@@ -122,6 +122,7 @@ export type TestEnvironment = {
 const DEFAULT_TIMEOUT_MS = 10_000;
 const POLL_MS = 25;
 const LOG_LINES_KEPT = 40;
+const WORKER_STOP_WAIT_MS = 5_000;
 
 /**
  * Starts a test environment for `options.workflows`. Close it when the tests are done (in
@@ -267,7 +268,9 @@ async function start(database: EnvironmentDatabase, options: TestEnvironmentOpti
       closed = true;
       plan.close();
       try {
-        await worker.stop("test environment closed");
+        // Bounded: close must end even if a test left the worker mid-statement; dropping the
+        // database then ends its connections.
+        await Promise.race([worker.stop("test environment closed"), new Promise((resolve) => setTimeout(resolve, WORKER_STOP_WAIT_MS).unref())]);
       } finally {
         await database.drop();
       }
