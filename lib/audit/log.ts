@@ -1,5 +1,5 @@
 /**
- * The audit log: every resolution, account change, worker-token change and epoch transition,
+ * The audit log: every resolution, account change, credential change and epoch transition,
  * with who, what, when (database clock) and the state before and after. Each entry is written
  * with the change it records, on the same client inside its transaction, so neither exists
  * without the other. The table refuses UPDATE, DELETE and TRUNCATE (migration `*_audit`).
@@ -17,6 +17,8 @@ export type AuditAction =
   | "worker_token.revoked"
   | "app_key.created"
   | "app_key.revoked"
+  | "scrape_token.created"
+  | "scrape_token.revoked"
   | "epoch.transition";
 
 export type AuditEntry = {

@@ -1,8 +1,9 @@
-/** /admin — staff accounts and their roles, and worker tokens (admins). */
+/** /admin — staff accounts and their roles, worker tokens and scrape tokens (admins). */
 import type { Metadata } from "next";
 import { AdminConsole } from "@/components/admin/admin-console";
 import { listAccounts } from "@/lib/auth/accounts";
 import { authorizePage } from "@/lib/auth/page";
+import { listScrapeTokens } from "@/lib/auth/scrape-tokens";
 import { listWorkerTokens } from "@/lib/auth/worker-tokens";
 import { pool } from "@/lib/db/pool";
 
@@ -11,6 +12,6 @@ export const metadata: Metadata = { title: "Admin" };
 
 export default async function AdminPage() {
   await authorizePage("accounts:manage", "/admin");
-  const [accounts, tokens] = await Promise.all([listAccounts(pool()), listWorkerTokens(pool())]);
-  return <AdminConsole accounts={accounts} tokens={tokens} />;
+  const [accounts, tokens, scrapeTokens] = await Promise.all([listAccounts(pool()), listWorkerTokens(pool()), listScrapeTokens(pool())]);
+  return <AdminConsole accounts={accounts} tokens={tokens} scrapeTokens={scrapeTokens} />;
 }
