@@ -4,13 +4,15 @@
  * app key, and no route but that one looks it up. The token itself (256 random bits behind a
  * `fl_scrape_` prefix) is shown once and stored only as its SHA-256. Revoking is immediate;
  * creation and revocation are audited in the same transaction, and each scrape it authenticates
- * stamps the token's last use on the database clock.
+ * stamps the token's last use on the database clock. Writes and the per-scrape check are named
+ * SQL; the admin's list is a Prisma read (decision 011).
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Pool } from "pg";
 import { appendAudit } from "@/lib/audit/log";
 import { inTransaction, run, type Queryable } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
 
 export type ScraperIdentity = { readonly tokenId: string; readonly name: string };
 export type ScrapeTokenRecord = {
@@ -58,8 +60,9 @@ const sql = {
     text: `UPDATE scrape_token SET revoked_at = now(), revoked_by = $2 WHERE id = $1::bigint AND revoked_at IS NULL RETURNING ${COLUMNS}`,
   },
   byId: { name: "scrape_token_by_id", text: `SELECT ${COLUMNS} FROM scrape_token WHERE id = $1::bigint` },
-  list: { name: "scrape_token_list", text: `SELECT ${COLUMNS} FROM scrape_token ORDER BY id DESC LIMIT 500` },
 } as const;
+
+const LIST_LIMIT = 500;
 
 /** Stores a new token for the scraper `name` and answers it once, with its record. */
 export async function createScrapeToken(db: Pool, name: string, actor: string): Promise<ScrapeTokenRecord & { token: string }> {
@@ -101,6 +104,18 @@ export async function identifyScraper(db: Queryable, token: string): Promise<Scr
   return row ? { tokenId: row.token_id, name: row.name } : null;
 }
 
-export async function listScrapeTokens(db: Queryable): Promise<ScrapeTokenRecord[]> {
-  return (await run<TokenRow>(db, sql.list, [])).map(recordOf);
+/** The newest tokens first (never their values). */
+export async function listScrapeTokens(db: PrismaClient): Promise<ScrapeTokenRecord[]> {
+  const tokens = await db.scrapeToken.findMany({
+    select: { id: true, name: true, createdAt: true, createdBy: true, revokedAt: true, revokedBy: true, lastUsedAt: true },
+    orderBy: { id: "desc" },
+    take: LIST_LIMIT,
+  });
+  return tokens.map((token) => ({
+    ...token,
+    id: token.id.toString(),
+    createdAt: token.createdAt.toISOString(),
+    revokedAt: token.revokedAt?.toISOString() ?? null,
+    lastUsedAt: token.lastUsedAt?.toISOString() ?? null,
+  }));
 }

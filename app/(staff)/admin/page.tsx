@@ -5,13 +5,13 @@ import { listAccounts } from "@/lib/auth/accounts";
 import { authorizePage } from "@/lib/auth/page";
 import { listScrapeTokens } from "@/lib/auth/scrape-tokens";
 import { listWorkerTokens } from "@/lib/auth/worker-tokens";
-import { pool } from "@/lib/db/pool";
+import { prisma } from "@/lib/db/pool";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Admin" };
 
 export default async function AdminPage() {
   await authorizePage("accounts:manage", "/admin");
-  const [accounts, tokens, scrapeTokens] = await Promise.all([listAccounts(pool()), listWorkerTokens(pool()), listScrapeTokens(pool())]);
+  const [accounts, tokens, scrapeTokens] = await Promise.all([listAccounts(prisma()), listWorkerTokens(prisma()), listScrapeTokens(prisma())]);
   return <AdminConsole accounts={accounts} tokens={tokens} scrapeTokens={scrapeTokens} />;
 }

@@ -4,13 +4,13 @@ import { handle, json, readJson } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
 import { createScrapeToken, listScrapeTokens } from "@/lib/auth/scrape-tokens";
 import { actorName } from "@/lib/auth/staff";
-import { pool } from "@/lib/db/pool";
+import { pool, prisma } from "@/lib/db/pool";
 
 export const dynamic = "force-dynamic";
 
 export const GET = handle(async (request) => {
   await authorize(request, "scrape-tokens:manage");
-  return json(scrapeTokenListSchema, { items: await listScrapeTokens(pool()) });
+  return json(scrapeTokenListSchema, { items: await listScrapeTokens(prisma()) });
 });
 
 export const POST = handle(async (request) => {
