@@ -39,8 +39,8 @@ test("signed in, an engineer sees what is true now, and each figure opens the li
   const { id } = (await created.json()) as { id: string };
   // The workers complete it; its four steps' receipts are then in the last hour.
   await expect(async () => {
-    const response = await page.request.get(`/api/requests/${id}`);
-    expect(((await response.json()) as { status: string }).status).toBe("completed");
+    const response = await page.request.get(`/api/requests?q=${id}`);
+    expect(((await response.json()) as { items: { status: string }[] }).items[0]?.status).toBe("completed");
   }).toPass({ timeout: 60_000 });
 
   await page.goto("/");
@@ -53,7 +53,8 @@ test("signed in, an engineer sees what is true now, and each figure opens the li
   // Two charts, one per family, each drawn.
   await expect(page.getByRole("heading", { name: "Lease churn" })).toBeVisible();
   await expect(page.getByRole("heading", { name: "Outcome uncertainty" })).toBeVisible();
-  await expect(page.locator(".recharts-surface")).toHaveCount(2);
+  await expect(page.locator(".recharts-wrapper")).toHaveCount(2);
+  await expect(page.locator(".recharts-line")).toHaveCount(7);
   expect(Number(await page.getByTestId("trend-lease_acquisitions").textContent())).toBeGreaterThanOrEqual(4);
 
   for (const theme of ["light", "dark"] as const) {
