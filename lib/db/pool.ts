@@ -13,7 +13,7 @@ import { engineSchema, searchPathOption } from "./schema.mjs";
 export interface PoolOptions {
   /** Shown in pg_stat_activity, so a connection can be traced to its process. */
   applicationName: string;
-  /** Connections per pool. Each web or worker process holds two pools (pg and Prisma). */
+  /** Connections per pool. A web process holds two pools (pg and Prisma); a worker only uses pg. */
   max?: number;
   /**
    * The schema every connection searches: the engine's (FENCELINE_DB_SCHEMA) unless another is
