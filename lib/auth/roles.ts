@@ -15,6 +15,7 @@ export type Permission =
   | "audit:read"
   | "accounts:manage"
   | "worker-tokens:manage"
+  | "app-keys:manage"
   | "scrape-tokens:manage"
   | "epoch:transition";
 
@@ -22,7 +23,7 @@ const GRANTS: Record<StaffRole, readonly Permission[]> = {
   support: ["review:read", "review:resolve"],
   // Engineers see cases as evidence but settle none unless they also hold support.
   engineer: ["review:read", "technical:read", "lease:revoke", "lab:operate", "audit:read"],
-  admin: ["accounts:manage", "worker-tokens:manage", "scrape-tokens:manage", "audit:read", "epoch:transition"],
+  admin: ["accounts:manage", "worker-tokens:manage", "app-keys:manage", "scrape-tokens:manage", "audit:read", "epoch:transition"],
 };
 
 export function may(roles: readonly StaffRole[], permission: Permission): boolean {

@@ -1,7 +1,8 @@
-/** /admin — staff accounts and their roles, worker tokens and scrape tokens (admins). */
+/** /admin — staff accounts and their roles, worker tokens, app keys and scrape tokens (admins). */
 import type { Metadata } from "next";
 import { AdminConsole } from "@/components/admin/admin-console";
 import { listAccounts } from "@/lib/auth/accounts";
+import { listAppKeys } from "@/lib/auth/app-keys";
 import { authorizePage } from "@/lib/auth/page";
 import { listScrapeTokens } from "@/lib/auth/scrape-tokens";
 import { listWorkerTokens } from "@/lib/auth/worker-tokens";
@@ -12,6 +13,6 @@ export const metadata: Metadata = { title: "Admin" };
 
 export default async function AdminPage() {
   await authorizePage("accounts:manage", "/admin");
-  const [accounts, tokens, scrapeTokens] = await Promise.all([listAccounts(prisma()), listWorkerTokens(prisma()), listScrapeTokens(prisma())]);
-  return <AdminConsole accounts={accounts} tokens={tokens} scrapeTokens={scrapeTokens} />;
+  const [accounts, tokens, appKeys, scrapeTokens] = await Promise.all([listAccounts(prisma()), listWorkerTokens(prisma()), listAppKeys(prisma()), listScrapeTokens(prisma())]);
+  return <AdminConsole accounts={accounts} tokens={tokens} appKeys={appKeys} scrapeTokens={scrapeTokens} />;
 }
