@@ -12,6 +12,9 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 
 export type AuditAction =
   | "review.resolved"
+  | "review.taken"
+  | "review.handed_over"
+  | "review.given_back"
   | "account.created"
   | "account.password_reset"
   | "account.roles_changed"

@@ -8,6 +8,7 @@
 import { expect } from "vitest";
 import { listRequestsQuery } from "@/lib/api/contract/engineer/requests";
 import { listStepsQuery } from "@/lib/api/contract/engineer/steps";
+import { reviewQueueQuery } from "@/lib/api/contract/support";
 import { dbTest as test } from "@/lib/db/test-database";
 import { beginInvocation, persistRequestIdentity } from "@/lib/engine/checkpoint";
 import { claimSteps } from "@/lib/engine/lease";
@@ -20,6 +21,7 @@ import { trackingViewByWorkflowId } from "@/lib/projection/read";
 import { createRequest } from "@/lib/requests/create";
 import { listRequests } from "@/lib/requests/list";
 import { DELIVERY_SERVED, deliveryRequest } from "@/lib/requests/test-support";
+import { listReviewCases } from "@/lib/review/queue";
 import { caseUnderReview } from "@/lib/review/test-support";
 import { listSteps } from "@/lib/steps/list";
 import { readOverview } from "./read";
@@ -105,6 +107,15 @@ test("the figures of a system in motion, each linking to the list of exactly wha
 
   expect(overview.openReviews.count).toBe(1);
   expect(overview.overdueReviews.count).toBe(1);
+  for (const figure of [overview.openReviews, overview.overdueReviews]) {
+    const queue = await listReviewCases(db.pool, reviewQueueQuery.parse(paramsOf(figure.href)), "anyone@staff.test");
+    expect(queue.items.map((item) => item.id)).toEqual([review.caseId]);
+  }
+  // A case not yet due is open but not overdue, in the figure and in the list behind it.
+  await db.pool.query("UPDATE review_case SET review_by = now() + interval '1 hour' WHERE id = $1", [review.caseId]);
+  const later = await readOverview(db.pool);
+  expect([later.openReviews.count, later.overdueReviews.count]).toEqual([1, 0]);
+  expect((await listReviewCases(db.pool, reviewQueueQuery.parse(paramsOf(later.overdueReviews.href)), "anyone@staff.test")).items).toEqual([]);
 
   const { rows: receipts } = await db.pool.query<{ step_id: string }>("SELECT step_id FROM receipt WHERE created_at > now() - interval '1 hour'");
   // The prepare steps of waiting and recovering, and the two steps caseUnderReview completed; not the old one.

@@ -59,12 +59,6 @@ const list = (path: string, filter: Record<string, string>) => {
   return query ? `${path}?${query}` : path;
 };
 
-/**
- * The review queue behind the overdue figure. The queue has no overdue filter yet; it shows each
- * overdue case marked as such, open cases first by age.
- */
-export const OVERDUE_REVIEWS_HREF = "/review";
-
 async function readTrend(pool: Pool, ids: readonly string[], from: Date, to: Date): Promise<Trend> {
   const metrics = ids.map((id) => METRICS.find((metric) => metric.id === id)!);
   const rows = await readMetricRows(pool, metrics, from, to, TREND_BUCKET_SECONDS);
@@ -106,7 +100,7 @@ export async function readOverview(pool: Pool): Promise<Overview> {
     inFlight,
     inFlightTotal: { count: inFlight.reduce((sum, figure) => sum + figure.count, 0), href: list("/requests", { status: "active" }) },
     openReviews: { count: row.open_reviews, href: "/review" },
-    overdueReviews: { count: row.overdue_reviews, href: OVERDUE_REVIEWS_HREF },
+    overdueReviews: { count: row.overdue_reviews, href: list("/review", { overdue: "true" }) },
     receiptsLastHour: { count: row.receipts_last_hour, href: list("/steps", { receipt: "true", from: from.toISOString(), to: to.toISOString() }) },
     workersAlive: { count: row.workers_alive, href: "/workers" },
     blockedDestinations: row.blocked_destinations.map((block) => ({ ...block, since: new Date(block.since).toISOString(), href: list("/steps", { adapter: block.adapter }) })),
