@@ -13,7 +13,7 @@
  */
 import type { Pool, PoolClient } from "pg";
 import type { ResolutionBody, ResolutionResult } from "@/lib/api/contract/support";
-import { appendAudit } from "@/lib/audit/log";
+import { appendAudit } from "@/lib/audit/append";
 import { inTransaction, run, type Queryable } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
 import { completeSteps } from "@/lib/engine/receipt";
