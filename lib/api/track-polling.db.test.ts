@@ -36,7 +36,7 @@ beforeEach(() => {
 });
 
 const track = (token: string, headers: Record<string, string> = {}) => GET(new Request(`${BASE}/api/track/${token}`, { headers }), { params: Promise.resolve({ token }) });
-const preflight = (token: string, headers: Record<string, string>) => OPTIONS(new Request(`${BASE}/api/track/${token}`, { method: "OPTIONS", headers }), { params: Promise.resolve({}) });
+const preflight = (token: string, headers: Record<string, string>) => OPTIONS(new Request(`${BASE}/api/track/${token}`, { method: "OPTIONS", headers }), { params: Promise.resolve({ token }) });
 const newRequest = () => client.requests.create<DeliveryWorkflow>("delivery", { recipient: "ada@example.test", message: "hi" });
 
 describe("polling", () => {

@@ -31,4 +31,4 @@ export const GET = handle<{ token: string }>(async (request, context) => {
   return response;
 });
 
-export const OPTIONS = handle(async (request) => new Response(null, { status: 204, headers: trackPreflightHeaders(request.headers.get("origin"), trackOrigins()) }));
+export const OPTIONS = handle<{ token: string }>(async (request) => new Response(null, { status: 204, headers: trackPreflightHeaders(request.headers.get("origin"), trackOrigins()) }));
