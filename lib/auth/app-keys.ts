@@ -11,10 +11,8 @@ import type { Pool } from "pg";
 import { appendAudit } from "@/lib/audit/log";
 import { inTransaction, run, type Queryable } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
+import type { AppKeyScope } from "./app-key-scopes";
 
-export const APP_KEY_SCOPES = ["requests:create", "requests:read"] as const;
-/** `requests:create` creates and cancels the app's requests; `requests:read` reads them. */
-export type AppKeyScope = (typeof APP_KEY_SCOPES)[number];
 
 export type AppIdentity = { readonly keyId: string; readonly app: string; readonly scopes: readonly AppKeyScope[] };
 export type AppKeyRecord = {
