@@ -121,6 +121,7 @@ export function json<S extends z.ZodType>(schema: S, data: z.input<S>, init: { s
 
 const REVIEW_CONFLICTS = {
   already_resolved: "already-resolved",
+  already_taken: "already-taken",
   stale_version: "stale-version",
   not_awaiting_review: "not-awaiting-review",
   request_ended: "request-ended",

@@ -10,6 +10,9 @@ import type { TransitionOutcome } from "@/lib/engine/epoch";
 
 export type AuditAction =
   | "review.resolved"
+  | "review.taken"
+  | "review.handed_over"
+  | "review.given_back"
   | "account.created"
   | "account.password_reset"
   | "account.roles_changed"

@@ -12,6 +12,10 @@
  *   waiting         an external service has been called (or is waiting to be called again)
  *   preparing       nothing has been sent to an external service yet
  *
+ * While it is preparing, waiting or recovering, a step that has waited to settle much longer than
+ * the same step of its kind usually does makes the request "longer than usual": the headline
+ * stays, and what happens next says so calmly.
+ *
  * Engine words never leave this module: a change of hands between runners adds no milestone and
  * no text; a reason is shown only when a person wrote it for the customer.
  */
@@ -133,6 +137,21 @@ function sentences(headline: TrackingHeadline, snapshot: ProjectionSnapshot, ref
   }
 }
 
+/** What happens next when a request is taking longer than usual; the headline's own words otherwise. */
+function nextWhenLonger(headline: TrackingHeadline, service: string, reference: string): string | null {
+  const ask = `If you'd like to ask about it, quote ${reference}.`;
+  switch (headline) {
+    case "preparing":
+      return `This is taking longer than usual to get started. Nothing is needed from you: it goes ahead by itself, and this page updates as soon as it does. ${ask}`;
+    case "waiting":
+      return `This is taking longer than usual. Nothing is needed from you: we keep waiting for ${service}, and this page updates as soon as they confirm. ${ask}`;
+    case "recovering":
+      return `This is taking longer than usual. Nothing is needed from you: we keep at it automatically, and this page updates as soon as it moves on. ${ask}`;
+    default:
+      return null;
+  }
+}
+
 /** Only a reason written for the customer is shown; the engine's own reasons never are. */
 function plainReason(snapshot: ProjectionSnapshot): string | null {
   if (snapshot.customerReason) return snapshot.customerReason;
@@ -177,11 +196,15 @@ export function projectForEndUser(snapshot: ProjectionSnapshot): TrackingView {
     return { key, label, status, at: status === "done" ? iso(step.completedAt) : null };
   });
   const latestChange = [snapshot.updatedAt, ...steps.map((step) => step.updatedAt)].reduce((a, b) => (b > a ? b : a));
+  const said = sentences(headline, { ...snapshot, steps }, reference);
+  const longer = steps.some((step) => step.longerThanUsual) ? nextWhenLonger(headline, currentService(steps), reference) : null;
   return {
     reference,
     title: titleOf(snapshot),
     headline: { state: headline, ...HEADLINES[headline] },
-    ...sentences(headline, { ...snapshot, steps }, reference),
+    ...said,
+    next: longer ?? said.next,
+    longerThanUsual: longer !== null,
     milestones,
     createdAt: snapshot.createdAt.toISOString(),
     updatedAt: latestChange.toISOString(),
