@@ -16,13 +16,14 @@ export type Permission =
   | "accounts:manage"
   | "worker-tokens:manage"
   | "app-keys:manage"
+  | "scrape-tokens:manage"
   | "epoch:transition";
 
 const GRANTS: Record<StaffRole, readonly Permission[]> = {
   support: ["review:read", "review:resolve"],
   // Engineers see cases as evidence but settle none unless they also hold support.
   engineer: ["review:read", "technical:read", "lease:revoke", "lab:operate", "audit:read"],
-  admin: ["accounts:manage", "worker-tokens:manage", "app-keys:manage", "audit:read", "epoch:transition"],
+  admin: ["accounts:manage", "worker-tokens:manage", "app-keys:manage", "scrape-tokens:manage", "audit:read", "epoch:transition"],
 };
 
 export function may(roles: readonly StaffRole[], permission: Permission): boolean {

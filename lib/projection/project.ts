@@ -21,7 +21,7 @@
  */
 import type { MilestoneStatus, ProjectionSnapshot, StepSnapshot, TrackingHeadline, TrackingView, TrackingTone } from "./types";
 
-const HEADLINES: Record<TrackingHeadline, { label: string; tone: TrackingTone }> = {
+export const HEADLINES: Record<TrackingHeadline, { label: string; tone: TrackingTone }> = {
   preparing: { label: "Preparing", tone: "neutral" },
   waiting: { label: "Waiting on an external service", tone: "neutral" },
   recovering: { label: "Recovering execution", tone: "attention" },
@@ -30,6 +30,10 @@ const HEADLINES: Record<TrackingHeadline, { label: string; tone: TrackingTone }>
   cancelled: { label: "Cancelled", tone: "stopped" },
   not_completed: { label: "Could not be completed", tone: "stopped" },
 };
+
+/** The headlines of a request still under way (workflow active), in the order it usually meets them. */
+export const IN_FLIGHT_HEADLINES = ["preparing", "waiting", "recovering", "needs_review"] as const satisfies readonly TrackingHeadline[];
+export type InFlightHeadline = (typeof IN_FLIGHT_HEADLINES)[number];
 
 /** A step's words before, during and after it runs, and the service it waits on. */
 type StepWords = { readonly todo: string; readonly doing: string; readonly done: string; readonly service: string | null };

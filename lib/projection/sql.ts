@@ -72,3 +72,22 @@ export const snapshotByToken: NamedSql = { name: "fl_projection_by_token", text:
 
 /** By workflow id ($1), for staff pages that show what the customer sees. */
 export const snapshotByWorkflowId: NamedSql = { name: "fl_projection_by_workflow", text: snapshotOf("w.id = $1") };
+
+/**
+ * The headline an active workflow's end user sees (the alias `w` names its row), decided as
+ * headlineOf decides it for a workflow whose status is active, so staff can count and list
+ * requests by what their customers see without building each projection. read.db.test.ts holds
+ * the two to the same answer.
+ */
+export const activeHeadlineOf = (w: string): string => `CASE
+  WHEN EXISTS (SELECT 1 FROM step s WHERE s.workflow_id = ${w}.id
+                 AND (s.state = 'indeterminate' OR EXISTS (SELECT 1 FROM review_case c WHERE c.step_id = s.id AND c.status = 'open')))
+    THEN 'needs_review'
+  WHEN EXISTS (SELECT 1 FROM step s WHERE s.workflow_id = ${w}.id AND s.state IN ('ready', 'leased')
+                 AND EXISTS (SELECT 1 FROM attempt a WHERE a.step_id = s.id AND a.outcome IN ('lease_lost', 'failed')))
+    THEN 'recovering'
+  WHEN EXISTS (SELECT 1 FROM step s WHERE s.workflow_id = ${w}.id
+                 AND (s.attempts_started > 0 OR s.state IN ('completed', 'completed_without_effect'))
+                 AND coalesce((SELECT ad.external_effect FROM adapter_definition ad WHERE ad.name = s.adapter AND ad.version = s.adapter_version), true))
+    THEN 'waiting'
+  ELSE 'preparing' END`;

@@ -1,6 +1,6 @@
 /**
  * Staff sign-in and administration: the session (sign in, who am I, sign out), accounts and
- * their roles, worker tokens, app keys, and the audit log.
+ * their roles, worker tokens, app keys, scrape tokens, and the audit log.
  */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
@@ -82,6 +82,28 @@ export const createdAppKeySchema = appKeySchema
   .extend({ key: z.string().meta({ description: "Shown once (fl_app_…); only its SHA-256 is stored" }) })
   .meta({ id: "CreatedAppKey" });
 export const appKeyParams = z.object({ id: z.string().regex(/^[1-9][0-9]{0,17}$/) });
+
+// ---------------------------------------------------------------------------------------------
+// Scrape tokens
+
+const scraperName = z.string().trim().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "lowercase letters, digits, . _ - (1–63)");
+export const scrapeTokenSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    createdAt: timestamp,
+    createdBy: z.string(),
+    revokedAt: timestamp.nullable(),
+    revokedBy: z.string().nullable(),
+    lastUsedAt: timestamp.nullable().meta({ description: "When it last authenticated a scrape (database clock)" }),
+  })
+  .meta({ id: "ScrapeToken" });
+export const scrapeTokenListSchema = z.object({ items: z.array(scrapeTokenSchema) }).meta({ id: "ScrapeTokenList" });
+export const createScrapeTokenBody = z.strictObject({ name: scraperName }).meta({ id: "CreateScrapeTokenBody" });
+export const createdScrapeTokenSchema = scrapeTokenSchema
+  .extend({ token: z.string().meta({ description: "Shown once; only its SHA-256 is stored" }) })
+  .meta({ id: "CreatedScrapeToken" });
+export const scrapeTokenParams = z.object({ id: z.string().regex(/^[1-9][0-9]{0,17}$/) });
 
 // ---------------------------------------------------------------------------------------------
 // Audit
@@ -249,6 +271,30 @@ export const staffPaths: ZodOpenApiPathsObject = {
       tags: ["admin"],
       requestParams: { path: appKeyParams },
       responses: { ...staffResponses, "200": ok("Revoked (or already revoked)", appKeySchema), "404": problemResponse("No such key") },
+    },
+  },
+  "/api/admin/scrape-tokens": {
+    get: {
+      operationId: "listScrapeTokens",
+      summary: "Prometheus scrape tokens, newest first (admin)",
+      tags: ["admin"],
+      responses: { ...staffResponses, "200": ok("Tokens (never their values)", scrapeTokenListSchema) },
+    },
+    post: {
+      operationId: "createScrapeToken",
+      summary: "Create a scrape token for a Prometheus server (admin; audited): it reads /api/metrics/prometheus and nothing else",
+      tags: ["admin"],
+      requestBody: jsonBody(createScrapeTokenBody),
+      responses: { ...staffResponses, "201": ok("The token, shown once", createdScrapeTokenSchema), "400": problemResponse("Invalid body") },
+    },
+  },
+  "/api/admin/scrape-tokens/{id}/revoke": {
+    post: {
+      operationId: "revokeScrapeToken",
+      summary: "Revoke a scrape token (admin; audited): its next scrape is refused",
+      tags: ["admin"],
+      requestParams: { path: scrapeTokenParams },
+      responses: { ...staffResponses, "200": ok("Revoked (or already revoked)", scrapeTokenSchema), "404": problemResponse("No such token") },
     },
   },
   "/api/audit": {

@@ -4,13 +4,13 @@ import { handle, json, readJson } from "@/lib/api/http";
 import { createAppKey, listAppKeys } from "@/lib/auth/app-keys";
 import { authorize } from "@/lib/auth/authorize";
 import { actorName } from "@/lib/auth/staff";
-import { pool } from "@/lib/db/pool";
+import { pool, prisma } from "@/lib/db/pool";
 
 export const dynamic = "force-dynamic";
 
 export const GET = handle(async (request) => {
   await authorize(request, "app-keys:manage");
-  return json(appKeyListSchema, { items: await listAppKeys(pool()) });
+  return json(appKeyListSchema, { items: await listAppKeys(prisma()) });
 });
 
 export const POST = handle(async (request) => {
