@@ -99,9 +99,10 @@ test("a worker paused past its lease comes back to a refused receipt, kept as a 
 
   paused.resume();
   const send = await env.waitForStep(request.id, "send", "keeps the paused worker's late receipt", (step) => step.lateObservations.length === 1);
+  // A renewal it sent on waking may be refused too; the receipt is the write that matters here.
   assert.deepEqual(
-    send.fencingRejections.map((rejection) => [rejection.operation, rejection.presentedTerm, rejection.reason]),
-    [["commit_receipt", 1, "expired"]],
+    send.fencingRejections.filter((rejection) => rejection.operation === "commit_receipt").map((rejection) => [rejection.presentedTerm, rejection.reason]),
+    [[1, "expired"]],
   );
   assert.equal(send.lateObservations[0]!.externalReference, cardsTo("Linus")[0]!.id);
   assert.equal(send.receipts.length, 1);
