@@ -17,7 +17,11 @@ export type AuditAction =
   | "worker_token.revoked"
   | "app_key.created"
   | "app_key.revoked"
-  | "epoch.transition";
+  | "epoch.transition"
+  | "webhook_endpoint.registered"
+  | "webhook_endpoint.disabled"
+  | "webhook_endpoint.deleted"
+  | "webhook.redelivered";
 
 export type AuditEntry = {
   readonly actor: string;
