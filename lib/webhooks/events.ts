@@ -12,6 +12,7 @@ export const WEBHOOK_EVENT_TYPES = [
   "request.could_not_be_completed",
   "request.cancelled",
 ] as const;
+/** The events a webhook endpoint can subscribe to. */
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** How a person settled a review, in the app's words. */
