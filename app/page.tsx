@@ -1,7 +1,33 @@
+/**
+ * / — signed out, what Fenceline is and where each audience goes; signed in, the staff overview
+ * ("now"): the figures the person's roles open, each linking to the list behind it.
+ */
 import { Guarantees } from "@/components/guarantees";
+import { OverviewView } from "@/components/overview/overview";
+import { StaffHeader } from "@/components/ui/staff-header";
 import { ThemeToggle } from "@/components/ui/theme-toggle";
+import { currentStaff } from "@/lib/auth/page";
+import { may } from "@/lib/auth/roles";
+import { pool } from "@/lib/db/pool";
+import { readOverview } from "@/lib/overview/read";
 
-export default function HomePage() {
+export const dynamic = "force-dynamic";
+
+export default async function HomePage() {
+  const staff = await currentStaff();
+  if (!staff) return <Description />;
+  const sections = { technical: may(staff.roles, "technical:read"), review: may(staff.roles, "review:read") };
+  return (
+    <>
+      <StaffHeader staff={staff} />
+      <main id="main">
+        <OverviewView overview={await readOverview(pool())} sections={sections} />
+      </main>
+    </>
+  );
+}
+
+function Description() {
   return (
     <main id="main" className="stack">
       <div className="row">

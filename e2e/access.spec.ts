@@ -83,3 +83,28 @@ test("an end user reaches only their own request: another token, or a guessed on
   // Listing requests (with their tokens) is staff-only.
   expect((await request.get("/api/requests")).status()).toBe(401);
 });
+
+test("an admin creates an app key on /admin, a backend reads its request with it, and a revoked key is refused at once", async ({ page, request }) => {
+  await signInAs(page, "admin");
+  await page.goto("/admin");
+  const app = `shop-${Date.now()}`;
+  await page.getByLabel("App name").fill(app);
+  await page.getByRole("button", { name: "Create app key" }).click();
+  const key = (await page.getByTestId("new-app-key").textContent())!;
+  expect(key).toMatch(/^fl_app_/);
+  await expect(page.getByRole("status")).toHaveText("App key created: copy it now, it is not shown again.");
+
+  const authorization = { authorization: `Bearer ${key}` };
+  await expect(async () => {
+    const created = await request.post("/api/requests", { headers: authorization, data: { kind: "delivery", input: { recipient: "ada@example.test", message: "from a backend" } } });
+    expect(created.status()).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    expect((await request.get(`/api/requests/${id}`, { headers: authorization })).status()).toBe(200);
+  }).toPass({ timeout: 30_000 });
+
+  await page.getByRole("button", { name: new RegExp(`^Revoke key \\d+ of ${app}$`) }).click();
+  await expect(page.getByRole("status")).toContainText(`of ${app} revoked.`);
+  const refused = await request.post("/api/requests", { headers: authorization, data: { kind: "delivery", input: { recipient: "ada@example.test", message: "again" } } });
+  expect(refused.status()).toBe(401);
+  expect(refused.headers()["content-type"]).toBe("application/problem+json");
+});

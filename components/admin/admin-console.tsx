@@ -3,7 +3,10 @@
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import type { Account } from "@/lib/auth/accounts";
+import { APP_KEY_SCOPES } from "@/lib/auth/app-key-scopes";
+import type { AppKeyRecord } from "@/lib/auth/app-keys";
 import { STAFF_ROLES } from "@/lib/auth/roles";
+import type { ScrapeTokenRecord } from "@/lib/auth/scrape-tokens";
 import type { WorkerTokenRecord } from "@/lib/auth/worker-tokens";
 
 /** Sends one admin call; answers the problem's detail when it is refused. */
@@ -14,10 +17,22 @@ async function call(method: string, url: string, body?: unknown): Promise<{ ok: 
   return response.ok ? { ok: true, data } : { ok: false, detail: (data as { detail?: string } | null)?.detail ?? `HTTP ${response.status}` };
 }
 
-export function AdminConsole({ accounts, tokens }: { accounts: Account[]; tokens: WorkerTokenRecord[] }) {
+export function AdminConsole({
+  accounts,
+  tokens,
+  appKeys,
+  scrapeTokens,
+}: {
+  accounts: Account[];
+  tokens: WorkerTokenRecord[];
+  appKeys: AppKeyRecord[];
+  scrapeTokens: ScrapeTokenRecord[];
+}) {
   const router = useRouter();
   const [message, setMessage] = useState<string | null>(null);
   const [shownToken, setShownToken] = useState<string | null>(null);
+  const [shownAppKey, setShownAppKey] = useState<string | null>(null);
+  const [shownScrapeToken, setShownScrapeToken] = useState<string | null>(null);
 
   const after = (result: Awaited<ReturnType<typeof call>>, done: string) => {
     setMessage(result.ok ? done : `Refused: ${result.detail}`);
@@ -41,6 +56,22 @@ export function AdminConsole({ accounts, tokens }: { accounts: Account[]; tokens
     const result = await call("POST", "/api/admin/worker-tokens", { workerName: new FormData(event.currentTarget).get("workerName") });
     setShownToken(result.ok ? (result.data as { token: string }).token : null);
     after(result, "Worker token created: copy it now, it is not shown again.");
+  }
+
+  async function createAppKey(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const scopes = APP_KEY_SCOPES.filter((scope) => form.get(`scope-${scope}`) === "on");
+    const result = await call("POST", "/api/admin/app-keys", { app: form.get("app"), scopes });
+    setShownAppKey(result.ok ? (result.data as { key: string }).key : null);
+    after(result, "App key created: copy it now, it is not shown again.");
+  }
+
+  async function createScrapeToken(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const result = await call("POST", "/api/admin/scrape-tokens", { name: new FormData(event.currentTarget).get("scraperName") });
+    setShownScrapeToken(result.ok ? (result.data as { token: string }).token : null);
+    after(result, "Scrape token created: copy it now, it is not shown again.");
   }
 
   return (
@@ -139,6 +170,106 @@ export function AdminConsole({ accounts, tokens }: { accounts: Account[]; tokens
         {shownToken && (
           <p>
             Token (shown once): <code data-testid="new-worker-token">{shownToken}</code>
+          </p>
+        )}
+      </form>
+
+      <h2>App keys</h2>
+      <p>An app key lets a backend create and read its own requests through fenceline/client (FENCELINE_API_KEY).</p>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">App</th>
+            <th scope="col">Scopes</th>
+            <th scope="col">Created</th>
+            <th scope="col">State</th>
+            <th scope="col">Action</th>
+          </tr>
+        </thead>
+        <tbody>
+          {appKeys.map((key) => (
+            <tr key={key.id}>
+              <td>{key.app}</td>
+              <td>{key.scopes.join(", ")}</td>
+              <td>
+                {key.createdAt} by {key.createdBy}
+              </td>
+              <td>{key.revokedAt ? `revoked ${key.revokedAt} by ${key.revokedBy}` : "active"}</td>
+              <td>
+                {!key.revokedAt && (
+                  <button type="button" onClick={async () => after(await call("POST", `/api/admin/app-keys/${key.id}/revoke`), `App key ${key.id} of ${key.app} revoked.`)}>
+                    Revoke key {key.id} of {key.app}
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form className="card stack" onSubmit={createAppKey}>
+        <h3>New app key</h3>
+        <label className="stack">
+          <span>App name</span>
+          <input name="app" pattern="[a-z0-9][a-z0-9._\-]{0,62}" required />
+        </label>
+        <fieldset className="row">
+          <legend>Scopes</legend>
+          {APP_KEY_SCOPES.map((scope) => (
+            <label key={scope}>
+              <input type="checkbox" name={`scope-${scope}`} defaultChecked /> {scope}
+            </label>
+          ))}
+        </fieldset>
+        <button type="submit">Create app key</button>
+        {shownAppKey && (
+          <p>
+            Key (shown once): <code data-testid="new-app-key">{shownAppKey}</code>
+          </p>
+        )}
+      </form>
+
+      <h2>Scrape tokens</h2>
+      <p>A scrape token lets a Prometheus server read /api/metrics/prometheus, and nothing else.</p>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Scraper</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last scrape</th>
+            <th scope="col">State</th>
+            <th scope="col">Action</th>
+          </tr>
+        </thead>
+        <tbody>
+          {scrapeTokens.map((token) => (
+            <tr key={token.id}>
+              <td>{token.name}</td>
+              <td>
+                {token.createdAt} by {token.createdBy}
+              </td>
+              <td>{token.lastUsedAt ?? "never"}</td>
+              <td>{token.revokedAt ? `revoked ${token.revokedAt} by ${token.revokedBy}` : "active"}</td>
+              <td>
+                {!token.revokedAt && (
+                  <button type="button" onClick={async () => after(await call("POST", `/api/admin/scrape-tokens/${token.id}/revoke`), `Scrape token of ${token.name} revoked.`)}>
+                    Revoke scrape token {token.name}
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form className="card stack" onSubmit={createScrapeToken}>
+        <h3>New scrape token</h3>
+        <label className="stack">
+          <span>Scraper name</span>
+          <input name="scraperName" pattern="[a-z0-9][a-z0-9._\-]{0,62}" required />
+        </label>
+        <button type="submit">Create scrape token</button>
+        {shownScrapeToken && (
+          <p>
+            Scrape token (shown once): <code data-testid="new-scrape-token">{shownScrapeToken}</code>
           </p>
         )}
       </form>

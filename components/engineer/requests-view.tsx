@@ -4,6 +4,7 @@ import type { Route } from "next";
 import Link from "next/link";
 import type { RequestPage } from "@/lib/api/contract/engineer/requests";
 import { WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
+import { IN_FLIGHT_HEADLINES } from "@/lib/projection/project";
 import { Empty, ErrorState } from "@/components/ui/states";
 import { Time } from "@/components/ui/time";
 import { engineerKeys, shortId } from "./api";
@@ -15,6 +16,7 @@ import styles from "./engineer.module.css";
 const fields: readonly FilterField[] = [
   { name: "q", label: "Request id or token prefix", type: "text", placeholder: "e.g. 3f2a…" },
   { name: "status", label: "Status", type: "select", options: WORKFLOW_STATUSES },
+  { name: "progress", label: "Customer sees (active only)", type: "select", options: IN_FLIGHT_HEADLINES },
   { name: "kind", label: "Kind", type: "text", placeholder: "a workflow kind" },
   { name: "createdFrom", label: "Created from", type: "datetime" },
   { name: "createdTo", label: "Created before", type: "datetime" },

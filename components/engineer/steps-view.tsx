@@ -21,6 +21,7 @@ const fields: readonly FilterField[] = [
   { name: "hasLateObservation", label: "Late observation", type: "select", options: ["true", "false"] },
   { name: "enteredUnknown", label: "Entered unknown", type: "select", options: ["true", "false"] },
   { name: "duplicateReference", label: "Duplicate reference", type: "select", options: ["true", "false"] },
+  { name: "receipt", label: "Receipt (written in from/to)", type: "select", options: ["true", "false"] },
   { name: "capability", label: "Decided for capability", type: "select", options: ["safe", "idempotency_protected", "reconcilable", "prohibited"] },
   { name: "leaseEvent", label: "Lease event", type: "select", options: LEASE_EVENT_KINDS },
   { name: "recovery", label: "Recovery decision", type: "select", options: RECOVERY_CATEGORIES },

@@ -3,10 +3,11 @@
 /**
  * The decision column: three resolutions, each with its required fields and its consequence
  * stated before the button. The version the person saw travels with the decision; if someone
- * else resolved the case meanwhile, the answer (409) is shown inline with who and when.
+ * else resolved the case meanwhile, the answer (409) is shown inline with who and when. A case a
+ * colleague holds says so before the form, and resolving it asks for a confirmation naming them.
  */
 import { useRouter } from "next/navigation";
-import { useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
 import { toast } from "sonner";
 import { Time } from "@/components/ui/time";
 import type { ReviewResolution, ReviewStatus } from "@/lib/engine/vocabulary";
@@ -24,6 +25,8 @@ type Props = {
   safeToRetry: boolean;
   destinationName: string;
   requestActive: boolean;
+  /** The colleague who holds the case, when it is not the person looking at it. */
+  heldBy: string | null;
 };
 
 type Conflict = { title: string; detail: string; resolvedBy?: string | null; resolvedAt?: string | null; resolution?: string | null };
@@ -39,6 +42,9 @@ export function ResolutionPanel(props: Props) {
   const [choice, setChoice] = useState<ReviewResolution>("confirm_delivered");
   const [pending, setPending] = useState(false);
   const [conflict, setConflict] = useState<Conflict | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  const form = useRef<HTMLFormElement>(null);
+  const confirmed = useRef(false);
 
   if (props.status === "resolved" && props.resolution) {
     return (
@@ -58,8 +64,14 @@ export function ResolutionPanel(props: Props) {
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const field = (name: string) => String(form.get(name) ?? "");
+    if (props.heldBy !== null && !confirmed.current) {
+      setConfirming(true);
+      return;
+    }
+    confirmed.current = false;
+    setConfirming(false);
+    const fields = new FormData(event.currentTarget);
+    const field = (name: string) => String(fields.get(name) ?? "");
     const body =
       choice === "confirm_delivered"
         ? { resolution: choice, version: props.version, externalReference: field("externalReference"), note: field("note") }
@@ -92,7 +104,12 @@ export function ResolutionPanel(props: Props) {
   };
 
   return (
-    <form onSubmit={submit} className="stack" aria-describedby={conflict ? "resolution-conflict" : undefined}>
+    <form ref={form} onSubmit={submit} className="stack" aria-describedby={conflict ? "resolution-conflict" : undefined}>
+      {props.heldBy !== null && (
+        <p className={styles.warning} role="note">
+          <strong>{props.heldBy}</strong> holds this case. You may still decide it; you will be asked to confirm.
+        </p>
+      )}
       {conflict && (
         <div id="resolution-conflict" className={styles.conflict} role="alert">
           {conflict.resolvedBy && conflict.resolvedAt ? (
@@ -178,9 +195,33 @@ export function ResolutionPanel(props: Props) {
         <label htmlFor="note">{choice === "confirm_delivered" ? "Note (optional)" : "Why (recorded on the case)"}</label>
         <textarea id="note" name="note" required={choice !== "confirm_delivered"} maxLength={2000} rows={3} />
       </div>
-      <button type="submit" className="primary" disabled={pending}>
-        {pending ? "Recording…" : WORDS[choice]}
-      </button>
+      {confirming && props.heldBy !== null ? (
+        <div className={styles.warning} role="group" aria-labelledby="resolve-anyway-question">
+          <p id="resolve-anyway-question" style={{ marginTop: 0 }}>
+            {props.heldBy} holds this case. {WORDS[choice]} anyway, instead of them?
+          </p>
+          <div className="row">
+            <button
+              type="button"
+              className="primary"
+              disabled={pending}
+              onClick={() => {
+                confirmed.current = true;
+                form.current?.requestSubmit();
+              }}
+            >
+              Yes, {WORDS[choice].toLowerCase()}
+            </button>
+            <button type="button" onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </div>
+        </div>
+      ) : (
+        <button type="submit" className="primary" disabled={pending}>
+          {pending ? "Recording…" : WORDS[choice]}
+        </button>
+      )}
     </form>
   );
 }

@@ -7,6 +7,7 @@ import type { Route } from "next";
 import Link from "next/link";
 import { Time } from "@/components/ui/time";
 import type { ReviewCaseDetail } from "@/lib/api/contract/support";
+import { OwnershipPanel } from "./ownership-panel";
 import { ResolutionPanel } from "./resolution-panel";
 import styles from "./review.module.css";
 
@@ -27,8 +28,22 @@ function SentPayload({ sent }: { sent: unknown }) {
   return <pre className={styles.pre}>{JSON.stringify(sent, null, 2)}</pre>;
 }
 
-export function ReviewCase({ detail }: { detail: ReviewCaseDetail }) {
+export function ReviewCase({
+  detail,
+  viewer,
+  colleagues,
+  canAct,
+}: {
+  detail: ReviewCaseDetail;
+  /** The signed-in person, as records name them. */
+  viewer: string;
+  /** Support colleagues the case can be handed to. */
+  colleagues: readonly string[];
+  /** The viewer may take, hand over, give back and resolve (support role). */
+  canAct: boolean;
+}) {
   const { case: reviewCase, step, request, destination, customerSees } = detail;
+  const heldBy = reviewCase.assignee !== null && reviewCase.assignee !== viewer ? reviewCase.assignee : null;
   return (
     <div className="stack">
       <p>
@@ -152,6 +167,17 @@ export function ReviewCase({ detail }: { detail: ReviewCaseDetail }) {
         </div>
 
         <aside className={`card ${styles.decision}`} aria-labelledby="decision-heading">
+          {reviewCase.status === "open" && (
+            <OwnershipPanel
+              caseId={reviewCase.id}
+              version={reviewCase.version}
+              assignee={reviewCase.assignee}
+              assignedAt={reviewCase.assignedAt}
+              viewer={viewer}
+              colleagues={colleagues}
+              canAct={canAct}
+            />
+          )}
           <h2 id="decision-heading">Decision</h2>
           <ResolutionPanel
             caseId={reviewCase.id}
@@ -165,6 +191,7 @@ export function ReviewCase({ detail }: { detail: ReviewCaseDetail }) {
             safeToRetry={destination.safeToRetry}
             destinationName={destination.name}
             requestActive={request.status === "active"}
+            heldBy={heldBy}
           />
         </aside>
       </div>

@@ -9,7 +9,7 @@
  * database gone) is a 5xx, and its body never leaks internals.
  */
 import { z } from "zod";
-import { AccountExistsError, AppKeyRequiredError, InvalidCredentialsError, NotSignedInError, PermissionDeniedError, RateLimitedError } from "@/lib/auth/errors";
+import { AccountExistsError, AppKeyRequiredError, InvalidCredentialsError, NotSignedInError, PermissionDeniedError, RateLimitedError, ScrapeTokenRequiredError } from "@/lib/auth/errors";
 import {
   AuthorityLostError,
   CheckpointOrderError,
@@ -121,6 +121,7 @@ export function json<S extends z.ZodType>(schema: S, data: z.input<S>, init: { s
 
 const REVIEW_CONFLICTS = {
   already_resolved: "already-resolved",
+  already_taken: "already-taken",
   stale_version: "stale-version",
   not_awaiting_review: "not-awaiting-review",
   request_ended: "request-ended",
@@ -162,6 +163,7 @@ function problemOf(error: FencelineError): HttpProblem {
   if (error instanceof InvalidMetricsRangeError) return new HttpProblem("invalid-range", error.message);
   if (error instanceof NotSignedInError) return new HttpProblem("unauthorized", error.message, {}, { "www-authenticate": 'Cookie realm="fenceline"' });
   if (error instanceof AppKeyRequiredError) return new HttpProblem("unauthorized", error.message, {}, { "www-authenticate": 'Bearer realm="fenceline-app"' });
+  if (error instanceof ScrapeTokenRequiredError) return new HttpProblem("unauthorized", error.message, {}, { "www-authenticate": 'Bearer realm="fenceline-metrics"' });
   if (error instanceof PermissionDeniedError) return new HttpProblem("forbidden", error.message);
   if (error instanceof InvalidCredentialsError) return new HttpProblem("invalid-credentials", error.message);
   if (error instanceof AccountExistsError) return new HttpProblem("account-exists", error.message);

@@ -46,6 +46,7 @@ export function openApiDocument() {
       securitySchemes: {
         appKey: { type: "http", scheme: "bearer", description: "An app key (fl_app_…), created by an admin; scopes requests:create, requests:read" },
         workerToken: { type: "http", scheme: "bearer", description: "A worker token, created by an admin; only for /api/worker/*" },
+        scrapeToken: { type: "http", scheme: "bearer", description: "A scrape token (fl_scrape_…), created by an admin; only for GET /api/metrics/prometheus" },
         staffSession: { type: "apiKey", in: "cookie", name: "fenceline.session_token", description: "A staff session from POST /api/session (named __Secure-fenceline.session_token over HTTPS)" },
       },
     },

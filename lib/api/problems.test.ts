@@ -5,7 +5,7 @@
  * the generic conflict or a 500.
  */
 import { describe, expect, test, vi } from "vitest";
-import { AccountExistsError, InvalidCredentialsError, NotSignedInError, PermissionDeniedError, RateLimitedError } from "@/lib/auth/errors";
+import { AccountExistsError, InvalidCredentialsError, NotSignedInError, PermissionDeniedError, RateLimitedError, ScrapeTokenRequiredError } from "@/lib/auth/errors";
 import {
   AuthorityLostError,
   CheckpointOrderError,
@@ -101,6 +101,7 @@ const cases: [string, Error, { code: string; fields?: Record<string, unknown>; h
   ["request ended", new ReviewConflictError("request_ended", "cancelled", { currentVersion: 1 }), { code: "request-ended" }],
   ["invalid metrics range", new InvalidMetricsRangeError("`from` must be before `to`"), { code: "invalid-range" }],
   ["not signed in", new NotSignedInError(), { code: "unauthorized", headers: { "www-authenticate": 'Cookie realm="fenceline"' } }],
+  ["scrape token required", new ScrapeTokenRequiredError(), { code: "unauthorized", headers: { "www-authenticate": 'Bearer realm="fenceline-metrics"' } }],
   ["permission denied", new PermissionDeniedError("needs the admin role"), { code: "forbidden" }],
   ["invalid credentials", new InvalidCredentialsError(), { code: "invalid-credentials" }],
   ["account exists", new AccountExistsError("a@example.test"), { code: "account-exists" }],

@@ -42,6 +42,7 @@ export const PROBLEMS = {
   conflict: { status: 409, title: "Conflict" },
   // Review cases
   "already-resolved": { status: 409, title: "Already resolved" },
+  "already-taken": { status: 409, title: "Already taken" },
   "stale-version": { status: 409, title: "Stale version" },
   "not-awaiting-review": { status: 409, title: "Not awaiting review" },
   "request-ended": { status: 409, title: "Request ended" },

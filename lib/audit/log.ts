@@ -1,15 +1,20 @@
 /**
- * The audit log: every resolution, account change, worker-token change and epoch transition,
+ * The audit log: every resolution, account change, credential change and epoch transition,
  * with who, what, when (database clock) and the state before and after. Each entry is written
  * with the change it records, on the same client inside its transaction, so neither exists
- * without the other. The table refuses UPDATE, DELETE and TRUNCATE (migration `*_audit`).
+ * without the other. The table refuses UPDATE, DELETE and TRUNCATE (migration `*_audit`). The
+ * append is named SQL on the change's own client; reading the log is a Prisma read (decision 011).
  */
 import type { Queryable } from "@/lib/engine/db";
 import { run } from "@/lib/engine/db";
 import type { TransitionOutcome } from "@/lib/engine/epoch";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
 
 export type AuditAction =
   | "review.resolved"
+  | "review.taken"
+  | "review.handed_over"
+  | "review.given_back"
   | "account.created"
   | "account.password_reset"
   | "account.roles_changed"
@@ -17,6 +22,8 @@ export type AuditAction =
   | "worker_token.revoked"
   | "app_key.created"
   | "app_key.revoked"
+  | "scrape_token.created"
+  | "scrape_token.revoked"
   | "epoch.transition"
   | "webhook_endpoint.registered"
   | "webhook_endpoint.disabled"
@@ -55,28 +62,21 @@ export async function auditEpochTransition(db: Queryable, outcome: TransitionOut
   });
 }
 
-type AuditRow = { id: string; at: Date; actor: string; action: string; subject_type: string; subject_id: string; before: unknown; after: unknown };
-
 export type AuditPage = {
   items: { id: string; at: string; actor: string; action: string; subjectType: string; subjectId: string; before: unknown; after: unknown }[];
   nextCursor: string | null;
 };
 
-/** Newest first, keyset on id (ids only grow). */
-const listEntries = {
-  name: "audit_list",
-  text: `SELECT id::text, at, actor, action, subject_type, subject_id, before, after
-         FROM audit_log
-         WHERE ($1::bigint IS NULL OR id < $1::bigint)
-         ORDER BY id DESC
-         LIMIT $2`,
-} as const;
-
-export async function readAuditPage(db: Queryable, before: string | null, limit: number): Promise<AuditPage> {
-  const rows = await run<AuditRow>(db, listEntries, [before, limit + 1]);
+/** Newest first, keyset on id (ids only grow): the entries older than `before`, one page of `limit`. */
+export async function readAuditPage(db: PrismaClient, before: string | null, limit: number): Promise<AuditPage> {
+  const rows = await db.auditLog.findMany({
+    where: before === null ? {} : { id: { lt: BigInt(before) } },
+    orderBy: { id: "desc" },
+    take: limit + 1,
+  });
   const page = rows.slice(0, limit);
   return {
-    items: page.map((row) => ({ id: row.id, at: row.at.toISOString(), actor: row.actor, action: row.action, subjectType: row.subject_type, subjectId: row.subject_id, before: row.before, after: row.after })),
-    nextCursor: rows.length > limit ? page.at(-1)!.id : null,
+    items: page.map((row) => ({ ...row, id: row.id.toString(), at: row.at.toISOString() })),
+    nextCursor: rows.length > limit ? page.at(-1)!.id.toString() : null,
   };
 }

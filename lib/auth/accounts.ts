@@ -3,6 +3,8 @@
  * (hashed with better-auth's scrypt) and its roles are written in one transaction with the audit
  * entry that records the change. Passwords never appear in the audit log. An account with no
  * role left can sign in but open nothing; roles are read on every request, so a change applies at once.
+ * Writes are named SQL in one transaction with their audit entry; the list is a Prisma read of
+ * users with their roles (decision 011).
  */
 import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
@@ -10,6 +12,7 @@ import { hashPassword } from "better-auth/crypto";
 import { appendAudit } from "@/lib/audit/log";
 import { inTransaction, run } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { AccountExistsError } from "./errors";
 import type { StaffRole } from "./roles";
 
@@ -41,14 +44,9 @@ const sql = {
     name: "accounts_grant_roles",
     text: `INSERT INTO staff_role (user_id, role) SELECT $1, unnest($2::staff_role_name[])`,
   },
-  list: {
-    name: "accounts_list",
-    text: `SELECT u.id, u.email, u.name, u.created_at,
-                  coalesce(array_agg(r.role::text ORDER BY r.role) FILTER (WHERE r.role IS NOT NULL), '{}') AS roles
-           FROM auth_user u LEFT JOIN staff_role r ON r.user_id = u.id
-           GROUP BY u.id ORDER BY u.email LIMIT 500`,
-  },
 } as const;
+
+const LIST_LIMIT = 500;
 
 export async function createAccount(db: Pool, input: AccountInput, actor: string): Promise<Account> {
   const passwordHash = await hashPassword(input.password);
@@ -76,7 +74,12 @@ export async function setRoles(db: Pool, userId: string, roles: readonly StaffRo
   });
 }
 
-export async function listAccounts(db: Pool): Promise<Account[]> {
-  const rows = await run<{ id: string; email: string; name: string; created_at: Date; roles: StaffRole[] }>(db, sql.list, []);
-  return rows.map((row) => ({ id: row.id, email: row.email, name: row.name, roles: row.roles, createdAt: row.created_at.toISOString() }));
+/** Accounts by email, each with its roles in order. */
+export async function listAccounts(db: PrismaClient): Promise<Account[]> {
+  const users = await db.authUser.findMany({
+    select: { id: true, email: true, name: true, createdAt: true, roles: { select: { role: true }, orderBy: { role: "asc" } } },
+    orderBy: { email: "asc" },
+    take: LIST_LIMIT,
+  });
+  return users.map((user) => ({ id: user.id, email: user.email, name: user.name, roles: user.roles.map((held) => held.role), createdAt: user.createdAt.toISOString() }));
 }

@@ -4,17 +4,17 @@
  * random bits behind a `fl_app_` prefix) is shown once and stored only as its SHA-256. Revoking
  * is immediate: every request is checked against the table. Requests created with an app's key
  * are that app's, and its keys read only those. Creation and revocation are audited in the same
- * transaction.
+ * transaction. Writes and the per-call check are named SQL; the admin's list is a Prisma read
+ * (decision 011).
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Pool } from "pg";
 import { appendAudit } from "@/lib/audit/log";
 import { inTransaction, run, type Queryable } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import type { AppKeyScope } from "./app-key-scopes";
 
-export const APP_KEY_SCOPES = ["requests:create", "requests:read"] as const;
-/** `requests:create` creates and cancels the app's requests; `requests:read` reads them. */
-export type AppKeyScope = (typeof APP_KEY_SCOPES)[number];
 
 export type AppIdentity = { readonly keyId: string; readonly app: string; readonly scopes: readonly AppKeyScope[] };
 export type AppKeyRecord = {
@@ -61,8 +61,9 @@ const sql = {
     text: `UPDATE app_key SET revoked_at = now(), revoked_by = $2 WHERE id = $1::bigint AND revoked_at IS NULL RETURNING ${COLUMNS}`,
   },
   byId: { name: "app_key_by_id", text: `SELECT ${COLUMNS} FROM app_key WHERE id = $1::bigint` },
-  list: { name: "app_key_list", text: `SELECT ${COLUMNS} FROM app_key ORDER BY id DESC LIMIT 500` },
 } as const;
+
+const LIST_LIMIT = 500;
 
 /** Stores `key` (its hash) for `app` with `scopes`; a key already stored is left as it is (null). */
 export async function installAppKey(db: Pool, app: string, key: string, scopes: readonly AppKeyScope[], actor: string): Promise<AppKeyRecord | null> {
@@ -110,8 +111,21 @@ export async function identifyApp(db: Queryable, key: string): Promise<AppIdenti
   return row ? { keyId: row.key_id, app: row.app, scopes: row.scopes } : null;
 }
 
-export async function listAppKeys(db: Queryable): Promise<AppKeyRecord[]> {
-  return (await run<KeyRow>(db, sql.list, [])).map(recordOf);
+/** The newest keys first (never their values). */
+export async function listAppKeys(db: PrismaClient): Promise<AppKeyRecord[]> {
+  const keys = await db.appKey.findMany({
+    select: { id: true, app: true, scopes: true, createdAt: true, createdBy: true, revokedAt: true, revokedBy: true },
+    orderBy: { id: "desc" },
+    take: LIST_LIMIT,
+  });
+  return keys.map((key) => ({
+    ...key,
+    id: key.id.toString(),
+    // The table's CHECK allows only known scopes.
+    scopes: key.scopes as AppKeyScope[],
+    createdAt: key.createdAt.toISOString(),
+    revokedAt: key.revokedAt?.toISOString() ?? null,
+  }));
 }
 
 /** How an app appears as the requester of the requests it creates. */

@@ -4,7 +4,8 @@
  * are looked up here: a worker token or a staff session is not an app.
  */
 import { pool } from "@/lib/db/pool";
-import { identifyApp, type AppIdentity, type AppKeyScope } from "./app-keys";
+import type { AppKeyScope } from "./app-key-scopes";
+import { identifyApp, type AppIdentity } from "./app-keys";
 import { AppKeyRequiredError, PermissionDeniedError } from "./errors";
 
 const BEARER = /^Bearer\s+(\S{1,512})\s*$/i;

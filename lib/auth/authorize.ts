@@ -3,7 +3,7 @@
  * and may they. An API caller without a session gets 401, one without the permission 403, both
  * problem+json; a mutating call from another site is refused first (CSRF).
  */
-import { pool } from "@/lib/db/pool";
+import { prisma } from "@/lib/db/pool";
 import { NotSignedInError, PermissionDeniedError } from "./errors";
 import { refuseCrossSite } from "./origin";
 import { may, rolesGranting, type Permission } from "./roles";
@@ -13,7 +13,7 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export async function authorize(request: Request, permission: Permission): Promise<Staff> {
   if (!SAFE_METHODS.has(request.method)) refuseCrossSite(request);
-  const staff = await staffFromHeaders(pool(), request.headers);
+  const staff = await staffFromHeaders(prisma(), request.headers);
   if (!staff) throw new NotSignedInError();
   refuseUnless(staff, permission);
   return staff;

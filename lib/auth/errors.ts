@@ -36,6 +36,14 @@ export class RateLimitedError extends FencelineError {
   }
 }
 
+/** A bearer credential on the Prometheus scrape that is not a valid, unrevoked scrape token. */
+export class ScrapeTokenRequiredError extends FencelineError {
+  readonly code = "scrape_token_required";
+  constructor() {
+    super("a valid, unrevoked scrape token is required (Authorization: Bearer fl_scrape_…), or a staff session");
+  }
+}
+
 /** An app call without a valid, unrevoked app key. */
 export class AppKeyRequiredError extends FencelineError {
   readonly code = "app_key_required";

@@ -5,12 +5,12 @@
 import type { Route } from "next";
 import { forbidden, redirect } from "next/navigation";
 import { headers } from "next/headers";
-import { pool } from "@/lib/db/pool";
+import { prisma } from "@/lib/db/pool";
 import { may, type Permission } from "./roles";
 import { staffFromHeaders, type Staff } from "./staff";
 
 export async function currentStaff(): Promise<Staff | null> {
-  return staffFromHeaders(pool(), await headers());
+  return staffFromHeaders(prisma(), await headers());
 }
 
 export async function authorizePage(permission: Permission, path: string): Promise<Staff> {

@@ -15,6 +15,8 @@ export type Permission =
   | "audit:read"
   | "accounts:manage"
   | "worker-tokens:manage"
+  | "app-keys:manage"
+  | "scrape-tokens:manage"
   | "epoch:transition"
   | "webhooks:manage"
   | "webhooks:redeliver";
@@ -23,7 +25,7 @@ const GRANTS: Record<StaffRole, readonly Permission[]> = {
   support: ["review:read", "review:resolve"],
   // Engineers see cases as evidence but settle none unless they also hold support.
   engineer: ["review:read", "technical:read", "lease:revoke", "lab:operate", "audit:read", "webhooks:redeliver"],
-  admin: ["accounts:manage", "worker-tokens:manage", "audit:read", "epoch:transition", "webhooks:manage"],
+  admin: ["accounts:manage", "worker-tokens:manage", "app-keys:manage", "scrape-tokens:manage", "audit:read", "epoch:transition", "webhooks:manage"],
 };
 
 export function may(roles: readonly StaffRole[], permission: Permission): boolean {

@@ -4,7 +4,7 @@
  * refusals as problem+json. It returns the Set-Cookie headers for the route to pass on.
  */
 import { APIError } from "better-auth/api";
-import { pool } from "@/lib/db/pool";
+import { prisma } from "@/lib/db/pool";
 import { auth } from "./auth";
 import { InvalidCredentialsError } from "./errors";
 import { refuseCrossSite } from "./origin";
@@ -37,14 +37,14 @@ export async function signIn(request: Request, credentials: { email: string; pas
     throw error;
   }
   const cookie = setCookie.map((header) => header.split(";")[0]).join("; ");
-  const staff = await staffFromHeaders(pool(), new Headers({ cookie }));
+  const staff = await staffFromHeaders(prisma(), new Headers({ cookie }));
   if (!staff) throw new Error("signIn: the session better-auth just created does not resolve");
   return { staff, setCookie };
 }
 
 export async function signOut(request: Request): Promise<string[]> {
   refuseCrossSite(request);
-  if (!(await staffFromHeaders(pool(), request.headers))) return [];
+  if (!(await staffFromHeaders(prisma(), request.headers))) return [];
   const result = await auth().api.signOut({ headers: request.headers, returnHeaders: true });
   return result.headers.getSetCookie();
 }

@@ -3,13 +3,16 @@
  * identity; the token itself (256 random bits) is shown once and stored only as its SHA-256, so
  * a database dump yields no usable token. Revoking is immediate: every request is checked
  * against the table, and sessions stay bound to the token that registered them. Creation and
- * revocation are audited in the same transaction.
+ * revocation are audited in the same transaction. Writes and the per-call check are named SQL
+ * (database clock, the audit entry's transaction, a hot path); the admin's list is a Prisma read
+ * (decision 011).
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Pool } from "pg";
 import { appendAudit } from "@/lib/audit/log";
 import { inTransaction, run, type Queryable } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
 
 export type WorkerIdentity = { readonly tokenId: string; readonly workerName: string };
 export type WorkerTokenRecord = { id: string; workerName: string; createdAt: string; createdBy: string; revokedAt: string | null; revokedBy: string | null };
@@ -46,8 +49,9 @@ const sql = {
     text: `UPDATE worker_token SET revoked_at = now(), revoked_by = $2 WHERE id = $1::bigint AND revoked_at IS NULL RETURNING ${COLUMNS}`,
   },
   byId: { name: "worker_token_by_id", text: `SELECT ${COLUMNS} FROM worker_token WHERE id = $1::bigint` },
-  list: { name: "worker_token_list", text: `SELECT ${COLUMNS} FROM worker_token ORDER BY id DESC LIMIT 500` },
 } as const;
+
+const LIST_LIMIT = 500;
 
 /** Stores `token` (its hash) for `workerName`; a token already stored is left as it is. */
 export async function installWorkerToken(db: Pool, workerName: string, token: string, actor: string): Promise<WorkerTokenRecord | null> {
@@ -86,6 +90,12 @@ export async function identifyWorker(db: Queryable, token: string): Promise<Work
   return row ? { tokenId: row.token_id, workerName: row.worker_name } : null;
 }
 
-export async function listWorkerTokens(db: Queryable): Promise<WorkerTokenRecord[]> {
-  return (await run<TokenRow>(db, sql.list, [])).map(recordOf);
+/** The newest tokens first (never their values). */
+export async function listWorkerTokens(db: PrismaClient): Promise<WorkerTokenRecord[]> {
+  const tokens = await db.workerToken.findMany({
+    select: { id: true, workerName: true, createdAt: true, createdBy: true, revokedAt: true, revokedBy: true },
+    orderBy: { id: "desc" },
+    take: LIST_LIMIT,
+  });
+  return tokens.map((token) => ({ ...token, id: token.id.toString(), createdAt: token.createdAt.toISOString(), revokedAt: token.revokedAt?.toISOString() ?? null }));
 }

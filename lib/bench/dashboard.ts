@@ -62,7 +62,7 @@ export async function measureDashboard(scale: number, samples: number, log: (lin
     // Walk the open queue page by page (keyset), starting again at the top when it ends.
     let cursor: string | null = null;
     const reviewQueue = await timeEach(Array.from({ length: samples }, (_, i) => i), async () => {
-      const page = await listReviewCases(pool, reviewQueueQuery.parse({ status: "open", cursor: cursor ?? undefined }));
+      const page = await listReviewCases(pool, reviewQueueQuery.parse({ status: "open", cursor: cursor ?? undefined }), "bench");
       cursor = page.nextCursor;
       return page;
     });

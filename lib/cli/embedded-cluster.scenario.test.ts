@@ -32,7 +32,9 @@ function spawnNodeProcess(...args: Parameters<typeof spawnProcess>): Spawned {
   return child;
 }
 
-describe.skipIf(unavailable)(`each command on an embedded cluster of its own${unavailable ? ` (skipped: ${unavailable})` : ""}`, () => {
+// Each command starts and stops a whole PostgreSQL cluster: on a busy two-core machine that alone
+// can take most of the default 30 s.
+describe.skipIf(unavailable)(`each command on an embedded cluster of its own${unavailable ? ` (skipped: ${unavailable})` : ""}`, { timeout: 120_000 }, () => {
   let checkout: ThrowawayEmbedded;
 
   beforeAll(async () => {

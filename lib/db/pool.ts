@@ -1,8 +1,9 @@
 /**
- * Database handles for a process. `pool()` (node-postgres, for the engine's named SQL) and
- * `prisma()` (models and simple writes) are created on first use from DATABASE_URL, so importing
- * this module needs no database: `next build` imports route modules without one. Every
- * connection they open has the engine's schema (lib/db/schema.mjs) as its search_path.
+ * Database handles for a process. `pool()` (node-postgres: the engine's named SQL and every
+ * recorded write) and `prisma()` (the console's model reads) are created on first use from
+ * DATABASE_URL, so importing this module needs no database: `next build` imports route modules
+ * without one. Every connection they open has the engine's schema (lib/db/schema.mjs) as its
+ * search_path. Which side each query belongs to: docs/decisions/011-prisma-for-models-sql-for-coordination.md.
  */
 import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
@@ -12,7 +13,7 @@ import { engineSchema, searchPathOption } from "./schema.mjs";
 export interface PoolOptions {
   /** Shown in pg_stat_activity, so a connection can be traced to its process. */
   applicationName: string;
-  /** Connections per pool. Each web or worker process holds two pools (pg and Prisma). */
+  /** Connections per pool. A web process holds two pools (pg and Prisma); a worker only uses pg. */
   max?: number;
   /**
    * The schema every connection searches: the engine's (FENCELINE_DB_SCHEMA) unless another is
@@ -62,20 +63,19 @@ export function pool(): pg.Pool {
   return handles.fencelinePool;
 }
 
-export function prisma(): PrismaClient {
+/** A Prisma client for `connectionString`, in the engine's schema; it connects at its first query. */
+export function createPrisma(connectionString: string, { applicationName, max = DEFAULT_POOL_SIZE }: Omit<PoolOptions, "schema">): PrismaClient {
   const schema = engineSchema();
-  handles.fencelinePrisma ??= new PrismaClient({
+  return new PrismaClient({
     adapter: new PrismaPg(
-      {
-        connectionString: databaseUrl(),
-        application_name: `${processName()}:prisma`,
-        max: DEFAULT_POOL_SIZE,
-        connectionTimeoutMillis: 5_000,
-        options: searchPathOption(schema),
-      },
+      { connectionString, application_name: applicationName, max, connectionTimeoutMillis: 5_000, options: searchPathOption(schema) },
       // Prisma Client qualifies its own queries with this schema; the search_path covers raw SQL.
       { schema },
     ),
   });
+}
+
+export function prisma(): PrismaClient {
+  handles.fencelinePrisma ??= createPrisma(databaseUrl(), { applicationName: `${processName()}:prisma` });
   return handles.fencelinePrisma;
 }

@@ -7,7 +7,8 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { inject, test } from "vitest";
 import { withDatabase } from "./database";
-import { createPool } from "./pool";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { createPool, createPrisma } from "./pool";
 import { TEMPLATE_DATABASE, TEMPLATE_LOCK_KEY, withAdmin } from "./test-template";
 
 export interface TestDatabase {
@@ -15,7 +16,9 @@ export interface TestDatabase {
   url: string;
   /** A pool of up to 5 connections to this database. */
   pool: pg.Pool;
-  /** Closes the pool and drops the database. */
+  /** A Prisma client of this database, for the model reads (connects at its first query). */
+  prisma: PrismaClient;
+  /** Closes the pool and the Prisma client, and drops the database. */
   drop(): Promise<void>;
 }
 
@@ -33,12 +36,14 @@ export async function freshDatabase(): Promise<TestDatabase> {
 
   const url = withDatabase(serverUrl, name);
   const pool = createPool(url, { applicationName: "fenceline-test" });
+  const prisma = createPrisma(url, { applicationName: "fenceline-test:prisma" });
   return {
     name,
     url,
     pool,
+    prisma,
     drop: async () => {
-      await pool.end();
+      await Promise.all([pool.end(), prisma.$disconnect()]);
       await withAdmin(serverUrl, (admin) => admin.query(`DROP DATABASE ${pg.escapeIdentifier(name)} WITH (FORCE)`));
     },
   };

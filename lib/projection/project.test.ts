@@ -29,6 +29,7 @@ const step = (name: string, position: number, state: StepState, extra: Partial<S
   attemptsStarted: state === "blocked" ? 0 : 1,
   interrupted: false,
   underReview: false,
+  longerThanUsual: false,
   updatedAt: later(position),
   completedAt: state === "completed" || state === "completed_without_effect" ? later(position + 1) : null,
   ...extra,
@@ -157,6 +158,29 @@ test("the title takes its fields from the input, and falls back to neutral words
   expect(projectForEndUser({ ...base, input: { recipient: { nested: true } } }).title).toBe("Your request");
 });
 
+describe("longer than usual", () => {
+  test("while waiting, recovering or preparing, the headline stays and what happens next says so calmly", () => {
+    const waiting = projectForEndUser(delivery("active", ["completed", "leased", "blocked", "blocked"], {}, { 1: { longerThanUsual: true } }));
+    expect(waiting).toMatchObject({ longerThanUsual: true, headline: { label: "Waiting on an external service" } });
+    expect(waiting.next).toBe(
+      "This is taking longer than usual. Nothing is needed from you: we keep waiting for the reservation service, and this page updates as soon as they confirm. If you'd like to ask about it, quote FL-0F3A-9C2E.",
+    );
+    const recovering = projectForEndUser(delivery("active", ["completed", "leased", "blocked", "blocked"], {}, { 1: { longerThanUsual: true, interrupted: true } }));
+    expect(recovering).toMatchObject({ longerThanUsual: true, headline: { state: "recovering" } });
+    expect(recovering.next).toMatch(/^This is taking longer than usual\. Nothing is needed from you: we keep at it automatically/);
+    const preparing = projectForEndUser(delivery("active", ["ready", "blocked", "blocked", "blocked"], {}, { 0: { longerThanUsual: true, attemptsStarted: 0 } }));
+    expect(preparing.next).toMatch(/^This is taking longer than usual to get started\./);
+  });
+
+  test("on time, under review or finished, nothing is said about usual times", () => {
+    const onTime = projectForEndUser(delivery("active", ["completed", "leased", "blocked", "blocked"]));
+    expect(onTime).toMatchObject({ longerThanUsual: false, next: "Nothing is needed from you. This page updates by itself." });
+    const review = projectForEndUser(delivery("active", ["completed", "completed", "indeterminate", "blocked"], {}, { 2: { longerThanUsual: true, underReview: true } }));
+    expect(review).toMatchObject({ longerThanUsual: false, headline: { state: "needs_review" } });
+    expect(review.next).not.toMatch(/longer than usual/);
+  });
+});
+
 test("the reference is short, quotable and stable per request", () => {
   expect(referenceOf("0f3a9c2e-1b2d-4e5f-8a9b-0c1d2e3f4a5b")).toBe("FL-0F3A-9C2E");
 });
@@ -167,14 +191,14 @@ test("no engine word reaches the end user, for any combination of states", () =>
   fc.assert(
     fc.property(
       fc.constantFrom(...WORKFLOW_STATUSES),
-      fc.array(fc.record({ state: fc.constantFrom(...STEP_STATES), interrupted: fc.boolean(), underReview: fc.boolean(), attempts: fc.nat(5), known: fc.boolean() }), { minLength: 1, maxLength: 6 }),
+      fc.array(fc.record({ state: fc.constantFrom(...STEP_STATES), interrupted: fc.boolean(), underReview: fc.boolean(), longer: fc.boolean(), attempts: fc.nat(5), known: fc.boolean() }), { minLength: 1, maxLength: 6 }),
       fc.boolean(),
       (status, drafts, deadlinePassed) => {
         const names = ["prepare", "reserve", "deliver", "notify"];
         const view = projectForEndUser({
           ...delivery(status, ["completed", "completed", "completed", "completed"], { deadlinePassed }),
           steps: drafts.map((d, i) =>
-            step(d.known ? names[i % 4]! : `adapter-lease-${i}`, i, d.state, { interrupted: d.interrupted, underReview: d.underReview, attemptsStarted: d.attempts }),
+            step(d.known ? names[i % 4]! : `adapter-lease-${i}`, i, d.state, { interrupted: d.interrupted, underReview: d.underReview, longerThanUsual: d.longer, attemptsStarted: d.attempts }),
           ),
         });
         const text = JSON.stringify(view);

@@ -12,12 +12,16 @@
  *   waiting         an external service has been called (or is waiting to be called again)
  *   preparing       nothing has been sent to an external service yet
  *
+ * While it is preparing, waiting or recovering, a step that has waited to settle much longer than
+ * the same step of its kind usually does makes the request "longer than usual": the headline
+ * stays, and what happens next says so calmly.
+ *
  * Engine words never leave this module: a change of hands between runners adds no milestone and
  * no text; a reason is shown only when a person wrote it for the customer.
  */
 import type { MilestoneStatus, ProjectionSnapshot, StepSnapshot, TrackingHeadline, TrackingView, TrackingTone } from "./types";
 
-const HEADLINES: Record<TrackingHeadline, { label: string; tone: TrackingTone }> = {
+export const HEADLINES: Record<TrackingHeadline, { label: string; tone: TrackingTone }> = {
   preparing: { label: "Preparing", tone: "neutral" },
   waiting: { label: "Waiting on an external service", tone: "neutral" },
   recovering: { label: "Recovering execution", tone: "attention" },
@@ -26,6 +30,10 @@ const HEADLINES: Record<TrackingHeadline, { label: string; tone: TrackingTone }>
   cancelled: { label: "Cancelled", tone: "stopped" },
   not_completed: { label: "Could not be completed", tone: "stopped" },
 };
+
+/** The headlines of a request still under way (workflow active), in the order it usually meets them. */
+export const IN_FLIGHT_HEADLINES = ["preparing", "waiting", "recovering", "needs_review"] as const satisfies readonly TrackingHeadline[];
+export type InFlightHeadline = (typeof IN_FLIGHT_HEADLINES)[number];
 
 /** A step's words before, during and after it runs, and the service it waits on. */
 type StepWords = { readonly todo: string; readonly doing: string; readonly done: string; readonly service: string | null };
@@ -133,6 +141,21 @@ function sentences(headline: TrackingHeadline, snapshot: ProjectionSnapshot, ref
   }
 }
 
+/** What happens next when a request is taking longer than usual; the headline's own words otherwise. */
+function nextWhenLonger(headline: TrackingHeadline, service: string, reference: string): string | null {
+  const ask = `If you'd like to ask about it, quote ${reference}.`;
+  switch (headline) {
+    case "preparing":
+      return `This is taking longer than usual to get started. Nothing is needed from you: it goes ahead by itself, and this page updates as soon as it does. ${ask}`;
+    case "waiting":
+      return `This is taking longer than usual. Nothing is needed from you: we keep waiting for ${service}, and this page updates as soon as they confirm. ${ask}`;
+    case "recovering":
+      return `This is taking longer than usual. Nothing is needed from you: we keep at it automatically, and this page updates as soon as it moves on. ${ask}`;
+    default:
+      return null;
+  }
+}
+
 /** Only a reason written for the customer is shown; the engine's own reasons never are. */
 function plainReason(snapshot: ProjectionSnapshot): string | null {
   if (snapshot.customerReason) return snapshot.customerReason;
@@ -177,11 +200,15 @@ export function projectForEndUser(snapshot: ProjectionSnapshot): TrackingView {
     return { key, label, status, at: status === "done" ? iso(step.completedAt) : null };
   });
   const latestChange = [snapshot.updatedAt, ...steps.map((step) => step.updatedAt)].reduce((a, b) => (b > a ? b : a));
+  const said = sentences(headline, { ...snapshot, steps }, reference);
+  const longer = steps.some((step) => step.longerThanUsual) ? nextWhenLonger(headline, currentService(steps), reference) : null;
   return {
     reference,
     title: titleOf(snapshot),
     headline: { state: headline, ...HEADLINES[headline] },
-    ...sentences(headline, { ...snapshot, steps }, reference),
+    ...said,
+    next: longer ?? said.next,
+    longerThanUsual: longer !== null,
     milestones,
     createdAt: snapshot.createdAt.toISOString(),
     updatedAt: latestChange.toISOString(),

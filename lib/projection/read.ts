@@ -29,6 +29,7 @@ type SnapshotRow = {
     attemptsStarted: number;
     interrupted: boolean;
     underReview: boolean;
+    longerThanUsual: boolean;
     updatedAt: string;
     completedAt: string | null;
   }[];
@@ -60,6 +61,7 @@ function toSnapshot(row: SnapshotRow): ProjectionSnapshot {
       attemptsStarted: step.attemptsStarted,
       interrupted: step.interrupted,
       underReview: step.underReview,
+      longerThanUsual: step.longerThanUsual,
       updatedAt: new Date(step.updatedAt),
       completedAt: step.completedAt === null ? null : new Date(step.completedAt),
     })),

@@ -18,6 +18,8 @@ export type StepSnapshot = {
   readonly interrupted: boolean;
   /** A review case is open for this step. */
   readonly underReview: boolean;
+  /** It may run and has waited to settle longer than the same step of its kind usually does (lib/projection/sql.ts). */
+  readonly longerThanUsual: boolean;
   readonly updatedAt: Date;
   readonly completedAt: Date | null;
 };
@@ -58,6 +60,8 @@ export type TrackingView = {
   readonly happening: string;
   readonly next: string;
   readonly reason: string | null;
+  /** The request is taking longer than requests of its kind usually do; `next` says what happens. */
+  readonly longerThanUsual: boolean;
   readonly milestones: Milestone[];
   readonly createdAt: string;
   readonly updatedAt: string;

@@ -8,10 +8,12 @@ import type { ListRequestsQuery, RequestSummary, RequestPage } from "@/lib/api/c
 import { encodeCursor } from "@/lib/api/cursor";
 import { run, type NamedSql } from "@/lib/engine/db";
 import { liveServersOf } from "@/lib/engine/sql/registration";
+import { activeHeadlineOf } from "@/lib/projection/sql";
 
 /**
  * $1 status, $2 kind, $3 created from, $4 created to, $5 id or token prefix, $6/$7 cursor
- * (created_at, id), $8 limit. Every filter is optional (NULL).
+ * (created_at, id), $8 limit, $9 the headline an active request's end user sees. Every filter is
+ * optional (NULL).
  */
 export const listRequestsSql: NamedSql = {
   name: "fl_list_requests",
@@ -32,6 +34,7 @@ WHERE ($1::workflow_status IS NULL OR w.status = $1)
   AND ($4::timestamptz IS NULL OR w.created_at < $4)
   AND ($5::text IS NULL OR left(w.id::text, length($5)) = lower($5) OR left(w.tracking_token, length($5)) = $5)
   AND ($6::timestamptz IS NULL OR (w.created_at, w.id) < ($6::timestamptz, $7::uuid))
+  AND ($9::text IS NULL OR (w.status = 'active' AND ${activeHeadlineOf("w")} = $9))
 ORDER BY w.created_at DESC, w.id DESC
 LIMIT $8`,
 };
@@ -65,6 +68,7 @@ export async function listRequests(pool: Pool, query: ListRequestsQuery): Promis
     cursorAt,
     cursorId,
     query.limit + 1,
+    query.progress ?? null,
   ]);
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);

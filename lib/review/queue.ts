@@ -1,6 +1,7 @@
 /**
- * The review queue: cases oldest first, filtered by status, destination and text, with keyset
- * pagination on (opened_at, id). A customer's reference (FL-XXXX-XXXX) finds their request.
+ * The review queue: cases by review-by time (overdue first), filtered by status, destination,
+ * text, holder (mine, unassigned) and overdue, with keyset pagination on (review_by, id). A
+ * customer's reference (FL-XXXX-XXXX) finds their request.
  */
 import type { ReviewCaseSummary, ReviewQueueQuery } from "@/lib/api/contract/support";
 import { encodeCursor, type Page } from "@/lib/api/cursor";
@@ -19,6 +20,7 @@ export type CaseRow = {
   review_by: Date;
   overdue: boolean;
   assignee: string | null;
+  assigned_at: Date | null;
   workflow_id: string;
   resolution: ReviewCaseSummary["resolution"];
   resolved_by: string | null;
@@ -50,6 +52,7 @@ export function summaryOf(row: CaseRow): ReviewCaseSummary {
     reviewBy: row.review_by.toISOString(),
     overdue: row.overdue,
     assignee: row.assignee,
+    assignedAt: row.assigned_at?.toISOString() ?? null,
     workflowId: row.workflow_id,
     reference: referenceOf(row.workflow_id),
     stepId: row.step_id,
@@ -66,10 +69,11 @@ export function summaryOf(row: CaseRow): ReviewCaseSummary {
   };
 }
 
-export async function listReviewCases(db: Queryable, query: ReviewQueueQuery): Promise<Page<ReviewCaseSummary> & { items: ReviewCaseSummary[] }> {
+/** One page of the queue as `viewer` (the signed-in person's actor name) sees it: "mine" means theirs. */
+export async function listReviewCases(db: Queryable, query: ReviewQueueQuery, viewer: string): Promise<Page<ReviewCaseSummary> & { items: ReviewCaseSummary[] }> {
   const reference = query.q?.match(REFERENCE_PATTERN);
   const workflowPrefix = reference ? `${reference[1]}${reference[2]}`.toLowerCase() : null;
-  const rows = await run<CaseRow & { opened_key: string }>(db, sql.listReviewCases, [
+  const rows = await run<CaseRow & { review_key: string }>(db, sql.listReviewCases, [
     query.status,
     query.adapter ?? null,
     query.q && !reference ? containing(query.q) : null,
@@ -77,11 +81,14 @@ export async function listReviewCases(db: Queryable, query: ReviewQueueQuery): P
     query.cursor?.[0] ?? null,
     query.cursor?.[1] ?? null,
     query.limit + 1,
+    query.holder === "mine" ? viewer : null,
+    query.holder === "unassigned",
+    query.overdue ?? false,
   ]);
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return {
     items: page.map(summaryOf),
-    nextCursor: rows.length > query.limit && last ? encodeCursor([last.opened_key, last.id]) : null,
+    nextCursor: rows.length > query.limit && last ? encodeCursor([last.review_key, last.id]) : null,
   };
 }

@@ -49,7 +49,7 @@ export async function resolveReviewCase(pool: Pool, caseId: string, body: Resolu
     return row;
   });
   if (applied) return resultOf(applied, false);
-  return explainRefusal(pool, caseId, body);
+  return explainRefusal(pool, caseId, body, actor);
 }
 
 /** The guarded transition for one resolution; null when the case was not open at the version seen. */
@@ -89,12 +89,14 @@ type RefusalRow = {
   resolved_by: string | null;
   resolved_at: Date | null;
   external_reference: string | null;
+  assignee: string | null;
+  assigned_at: Date | null;
   step_state: string;
   workflow_status: string;
 };
 
 /** The resolution matched no row: say why, or recognise a repeat of what was already done. */
-async function explainRefusal(db: Queryable, caseId: string, body: ResolutionBody): Promise<ResolutionResult> {
+async function explainRefusal(db: Queryable, caseId: string, body: ResolutionBody, actor: string): Promise<ResolutionResult> {
   const [row] = await run<RefusalRow>(db, sql.explainRefusal, [caseId]);
   if (!row) throw new NotFoundError("review case", caseId);
   if (row.status === "resolved") {
@@ -109,6 +111,15 @@ async function explainRefusal(db: Queryable, caseId: string, body: ResolutionBod
       `this case was already resolved (${row.resolution?.replaceAll("_", " ")}) by ${row.resolved_by} at ${row.resolved_at?.toISOString()}`,
       { currentVersion: row.version, resolution: row.resolution, resolvedBy: row.resolved_by, resolvedAt: row.resolved_at?.toISOString() ?? null },
     );
+  }
+  if (row.version !== body.version && row.assignee !== null && row.assignee !== actor) {
+    // Taken since the person loaded it: they decide again knowing who holds it.
+    const assignedAt = row.assigned_at?.toISOString() ?? null;
+    throw new ReviewConflictError("already_taken", `already taken by ${row.assignee} at ${assignedAt}; reload the case to see it`, {
+      currentVersion: row.version,
+      assignee: row.assignee,
+      assignedAt,
+    });
   }
   if (row.version !== body.version) {
     throw new ReviewConflictError("stale_version", `this case changed since you loaded it (version ${body.version}, now ${row.version}); reload it`, {

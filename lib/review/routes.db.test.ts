@@ -1,7 +1,8 @@
 /**
  * The support API end to end through its route handlers: the queue lists open cases oldest first
  * with filters and keyset pages, a case shows its evidence, and a resolution on a case someone
- * else already resolved is a 409 problem that says who and when.
+ * else already resolved is a 409 problem that says who and when, as is taking a case someone else
+ * took first.
  */
 import { afterAll, expect } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
@@ -9,6 +10,7 @@ import { pool } from "@/lib/db/pool";
 import { GET as listRoute } from "@/app/api/review/route";
 import { GET as caseRoute } from "@/app/api/review/[caseId]/route";
 import { POST as resolveRoute } from "@/app/api/review/[caseId]/resolution/route";
+import { POST as ownershipRoute } from "@/app/api/review/[caseId]/ownership/route";
 import { signedIn, type SignedIn } from "@/lib/auth/test-support";
 import { caseUnderReview, type CaseUnderReview } from "./test-support";
 
@@ -135,4 +137,37 @@ test("every resolution leaves one audit entry, written with it: who, what, befor
   });
   await expect(db.pool.query(`UPDATE audit_log SET actor = 'someone else'`)).rejects.toMatchObject({ code: "23001" });
   await expect(db.pool.query(`DELETE FROM audit_log`)).rejects.toMatchObject({ code: "23001" });
+});
+
+test("ownership: take, a stale take is a 409 problem naming who took it, hand over to support only; engineers may not", async ({ db }) => {
+  const review = await caseUnderReview(db.pool, "owned@example.test");
+  const change = (body: unknown, as: SignedIn = support) =>
+    ownershipRoute(
+      new Request(`http://test/api/review/${review.caseId}/ownership`, { method: "POST", headers: { "content-type": "application/json", ...as.headers }, body: JSON.stringify(body) }),
+      { params: Promise.resolve({ caseId: review.caseId }) },
+    );
+  const taken = await change({ action: "take", version: review.version });
+  expect(taken.status).toBe(200);
+  const held = await taken.json();
+  expect(held).toMatchObject({ caseId: review.caseId, assignee: support.email, version: review.version + 1, replayed: false });
+
+  const late = await change({ action: "take", version: review.version }, grace);
+  expect(late.status).toBe(409);
+  expect(late.headers.get("content-type")).toBe("application/problem+json");
+  expect(await late.json()).toMatchObject({
+    code: "already-taken",
+    detail: `already taken by ${support.email} at ${held.assignedAt}; reload the case to see it`,
+    assignee: support.email,
+    assignedAt: held.assignedAt,
+  });
+
+  const engineer = await signedIn(db.pool, ["engineer"]);
+  expect((await change({ action: "hand_over", version: held.version, to: engineer.email })).status).toBe(422);
+  expect((await change({ action: "give_back", version: held.version }, engineer)).status).toBe(403);
+  expect((await change({ action: "hand_over", version: held.version })).status).toBe(400);
+
+  const handed = await change({ action: "hand_over", version: held.version, to: grace.email });
+  expect(await handed.json()).toMatchObject({ assignee: grace.email, replayed: false });
+  const mine = await listRoute(new Request("http://test/api/review?holder=mine", { headers: grace.headers }), { params: Promise.resolve({}) });
+  expect((await mine.json()).items.map((c: { id: string }) => c.id)).toEqual([review.caseId]);
 });

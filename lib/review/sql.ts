@@ -11,14 +11,16 @@ const MICROS = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
 /**
  * The queue: $1 status, $2 adapter, $3 reason text (a LIKE pattern, already escaped), $4 workflow
- * id prefix (from a customer reference), $5/$6 cursor (opened_at, id), $7 limit. Oldest first.
+ * id prefix (from a customer reference), $5/$6 cursor (review_by, id), $7 limit, $8 only cases
+ * held by this person, $9 only unassigned ones, $10 only overdue ones. By review-by time, so
+ * overdue cases come first and a case never moves between pages as time passes.
  */
 export const listReviewCases: NamedSql = {
   name: "fl_review_list",
   text: `
 SELECT c.id, c.status, c.version, c.reason, c.opened_at, c.review_by, (c.status = 'open' AND c.review_by <= now()) AS overdue,
-       c.assignee, c.workflow_id, c.resolution, c.resolved_by, c.resolved_at,
-       to_char(c.opened_at AT TIME ZONE 'UTC', ${MICROS}) AS opened_key,
+       c.assignee, c.assigned_at, c.workflow_id, c.resolution, c.resolved_by, c.resolved_at,
+       to_char(c.review_by AT TIME ZONE 'UTC', ${MICROS}) AS review_key,
        s.id AS step_id, s.name AS step_name, s.adapter, s.adapter_version, s.operation,
        ${contractColumn("s.adapter", "s.adapter_version")} AS contract,
        (SELECT count(*)::int FROM attempt a WHERE a.step_id = s.id) AS attempt_count,
@@ -29,8 +31,11 @@ WHERE c.status = $1::review_status
   AND ($2::text IS NULL OR s.adapter = $2)
   AND ($3::text IS NULL OR c.reason ILIKE $3)
   AND ($4::text IS NULL OR c.workflow_id::text LIKE $4 || '%')
-  AND ($5::timestamptz IS NULL OR (c.opened_at, c.id) > ($5::timestamptz, $6::uuid))
-ORDER BY c.opened_at, c.id
+  AND ($5::timestamptz IS NULL OR (c.review_by, c.id) > ($5::timestamptz, $6::uuid))
+  AND ($8::text IS NULL OR c.assignee = $8)
+  AND (NOT $9::boolean OR c.assignee IS NULL)
+  AND (NOT $10::boolean OR (c.status = 'open' AND c.review_by <= now()))
+ORDER BY c.review_by, c.id
 LIMIT $7`,
 };
 
@@ -39,7 +44,7 @@ export const readCase: NamedSql = {
   name: "fl_review_read_case",
   text: `
 SELECT c.id, c.status, c.version, c.reason, c.evidence, c.opened_at, c.review_by, (c.status = 'open' AND c.review_by <= now()) AS overdue,
-       c.assignee, c.workflow_id, c.resolution, c.resolved_by, c.resolved_at, c.resolution_note, c.external_reference,
+       c.assignee, c.assigned_at, c.workflow_id, c.resolution, c.resolved_by, c.resolved_at, c.resolution_note, c.external_reference,
        s.id AS step_id, s.name AS step_name, s.adapter, s.adapter_version, s.operation, s.state AS step_state,
        w.input AS step_input, s.request_identity, s.attempts_started, s.attempt_budget,
        ${contractColumn("s.adapter", "s.adapter_version")} AS contract,
@@ -235,7 +240,7 @@ SELECT ${resolvedOutput} FROM resolved`,
 export const explainRefusal: NamedSql = {
   name: "fl_review_explain_refusal",
   text: `
-SELECT c.status, c.version, c.resolution, c.resolved_by, c.resolved_at, c.external_reference,
+SELECT c.status, c.version, c.resolution, c.resolved_by, c.resolved_at, c.external_reference, c.assignee, c.assigned_at,
        s.state AS step_state, w.status AS workflow_status
 FROM review_case c JOIN step s ON s.id = c.step_id JOIN workflow w ON w.id = c.workflow_id
 WHERE c.id = $1`,

@@ -48,6 +48,7 @@ export async function listSteps(pool: Pool, query: ListStepsQuery): Promise<Step
     query.enteredUnknown ?? null,
     query.duplicateReference ?? null,
     query.capability ?? null,
+    query.receipt ?? null,
   ]);
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);

@@ -3,7 +3,7 @@ import type { Metadata } from "next";
 import { auditQuery } from "@/lib/api/contract/staff";
 import { readAuditPage } from "@/lib/audit/log";
 import { authorizePage } from "@/lib/auth/page";
-import { pool } from "@/lib/db/pool";
+import { prisma } from "@/lib/db/pool";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Audit log" };
@@ -14,7 +14,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   await authorizePage("audit:read", "/audit");
   const parsed = auditQuery.safeParse(await searchParams);
   const { before, limit } = parsed.success ? parsed.data : { before: undefined, limit: 50 };
-  const page = await readAuditPage(pool(), before ?? null, limit);
+  const page = await readAuditPage(prisma(), before ?? null, limit);
   return (
     <div className="stack">
       <h1>Audit log</h1>

@@ -1,13 +1,14 @@
-/** GET /api/review — the review queue, oldest first, filtered, with keyset pagination. */
+/** GET /api/review — the review queue, overdue first, filtered, with keyset pagination. */
 import { reviewPageSchema, reviewQueueQuery } from "@/lib/api/contract/support";
 import { handle, json, readQuery } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
+import { actorName } from "@/lib/auth/staff";
 import { pool } from "@/lib/db/pool";
 import { listReviewCases } from "@/lib/review/queue";
 
 export const dynamic = "force-dynamic";
 
 export const GET = handle(async (request) => {
-  await authorize(request, "review:read");
-  return json(reviewPageSchema, await listReviewCases(pool(), readQuery(request, reviewQueueQuery)));
+  const staff = await authorize(request, "review:read");
+  return json(reviewPageSchema, await listReviewCases(pool(), readQuery(request, reviewQueueQuery), actorName(staff)));
 });

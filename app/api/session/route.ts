@@ -4,7 +4,7 @@ import { handle, json, readJson } from "@/lib/api/http";
 import { HttpProblem } from "@/lib/api/problems";
 import { signIn, signOut } from "@/lib/auth/session";
 import { staffFromHeaders } from "@/lib/auth/staff";
-import { pool } from "@/lib/db/pool";
+import { prisma } from "@/lib/db/pool";
 
 export const dynamic = "force-dynamic";
 
@@ -19,7 +19,7 @@ export const POST = handle(async (request) => {
 });
 
 export const GET = handle(async (request) => {
-  const staff = await staffFromHeaders(pool(), request.headers);
+  const staff = await staffFromHeaders(prisma(), request.headers);
   if (!staff) throw new HttpProblem("unauthorized", "not signed in");
   return json(staffSchema, staff);
 });

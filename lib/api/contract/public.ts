@@ -93,6 +93,7 @@ export const trackingViewSchema = z
     happening: z.string().meta({ description: "What is happening now, in plain words" }),
     next: z.string().meta({ description: "What happens next" }),
     reason: z.string().nullable().meta({ description: "Why it stopped, when a person wrote a reason for the customer" }),
+    longerThanUsual: z.boolean().meta({ description: "Taking longer than requests of its kind usually do; `next` says what happens" }),
     milestones: z.array(
       z.object({
         key: z.string(),

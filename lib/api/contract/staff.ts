@@ -1,9 +1,10 @@
 /**
  * Staff sign-in and administration: the session (sign in, who am I, sign out), accounts and
- * their roles, worker tokens, and the audit log.
+ * their roles, worker tokens, app keys, scrape tokens, and the audit log.
  */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
+import { APP_KEY_SCOPES } from "@/lib/auth/app-key-scopes";
 import { STAFF_ROLES } from "@/lib/auth/roles";
 import { problemResponse, staffResponses } from "./common";
 
@@ -56,6 +57,53 @@ export const createdWorkerTokenSchema = workerTokenSchema
   .extend({ token: z.string().meta({ description: "Shown once; only its SHA-256 is stored" }) })
   .meta({ id: "CreatedWorkerToken" });
 export const workerTokenParams = z.object({ id: z.string().regex(/^[1-9][0-9]{0,17}$/) });
+
+// ---------------------------------------------------------------------------------------------
+// App keys
+
+const appName = z.string().trim().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "lowercase letters, digits, . _ - (1–63)");
+const appKeyScope = z.enum(APP_KEY_SCOPES);
+export const appKeySchema = z
+  .object({
+    id: z.string(),
+    app: z.string(),
+    scopes: z.array(appKeyScope),
+    createdAt: timestamp,
+    createdBy: z.string(),
+    revokedAt: timestamp.nullable(),
+    revokedBy: z.string().nullable(),
+  })
+  .meta({ id: "AppKey" });
+export const appKeyListSchema = z.object({ items: z.array(appKeySchema) }).meta({ id: "AppKeyList" });
+export const createAppKeyBody = z
+  .strictObject({ app: appName, scopes: z.array(appKeyScope).min(1, "at least one scope").max(APP_KEY_SCOPES.length) })
+  .meta({ id: "CreateAppKeyBody" });
+export const createdAppKeySchema = appKeySchema
+  .extend({ key: z.string().meta({ description: "Shown once (fl_app_…); only its SHA-256 is stored" }) })
+  .meta({ id: "CreatedAppKey" });
+export const appKeyParams = z.object({ id: z.string().regex(/^[1-9][0-9]{0,17}$/) });
+
+// ---------------------------------------------------------------------------------------------
+// Scrape tokens
+
+const scraperName = z.string().trim().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "lowercase letters, digits, . _ - (1–63)");
+export const scrapeTokenSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    createdAt: timestamp,
+    createdBy: z.string(),
+    revokedAt: timestamp.nullable(),
+    revokedBy: z.string().nullable(),
+    lastUsedAt: timestamp.nullable().meta({ description: "When it last authenticated a scrape (database clock)" }),
+  })
+  .meta({ id: "ScrapeToken" });
+export const scrapeTokenListSchema = z.object({ items: z.array(scrapeTokenSchema) }).meta({ id: "ScrapeTokenList" });
+export const createScrapeTokenBody = z.strictObject({ name: scraperName }).meta({ id: "CreateScrapeTokenBody" });
+export const createdScrapeTokenSchema = scrapeTokenSchema
+  .extend({ token: z.string().meta({ description: "Shown once; only its SHA-256 is stored" }) })
+  .meta({ id: "CreatedScrapeToken" });
+export const scrapeTokenParams = z.object({ id: z.string().regex(/^[1-9][0-9]{0,17}$/) });
 
 // ---------------------------------------------------------------------------------------------
 // Audit
@@ -199,6 +247,54 @@ export const staffPaths: ZodOpenApiPathsObject = {
       tags: ["admin"],
       requestParams: { path: workerTokenParams },
       responses: { ...staffResponses, "200": ok("Revoked (or already revoked)", workerTokenSchema), "404": problemResponse("No such token") },
+    },
+  },
+  "/api/admin/app-keys": {
+    get: {
+      operationId: "listAppKeys",
+      summary: "App keys, newest first (admin)",
+      tags: ["admin"],
+      responses: { ...staffResponses, "200": ok("Keys (never their values)", appKeyListSchema) },
+    },
+    post: {
+      operationId: "createAppKey",
+      summary: "Create an app key for a backend that creates or reads its app's requests (admin; audited)",
+      tags: ["admin"],
+      requestBody: jsonBody(createAppKeyBody),
+      responses: { ...staffResponses, "201": ok("The key, shown once", createdAppKeySchema), "400": problemResponse("Invalid body") },
+    },
+  },
+  "/api/admin/app-keys/{id}/revoke": {
+    post: {
+      operationId: "revokeAppKey",
+      summary: "Revoke an app key (admin; audited): the next request made with it is refused",
+      tags: ["admin"],
+      requestParams: { path: appKeyParams },
+      responses: { ...staffResponses, "200": ok("Revoked (or already revoked)", appKeySchema), "404": problemResponse("No such key") },
+    },
+  },
+  "/api/admin/scrape-tokens": {
+    get: {
+      operationId: "listScrapeTokens",
+      summary: "Prometheus scrape tokens, newest first (admin)",
+      tags: ["admin"],
+      responses: { ...staffResponses, "200": ok("Tokens (never their values)", scrapeTokenListSchema) },
+    },
+    post: {
+      operationId: "createScrapeToken",
+      summary: "Create a scrape token for a Prometheus server (admin; audited): it reads /api/metrics/prometheus and nothing else",
+      tags: ["admin"],
+      requestBody: jsonBody(createScrapeTokenBody),
+      responses: { ...staffResponses, "201": ok("The token, shown once", createdScrapeTokenSchema), "400": problemResponse("Invalid body") },
+    },
+  },
+  "/api/admin/scrape-tokens/{id}/revoke": {
+    post: {
+      operationId: "revokeScrapeToken",
+      summary: "Revoke a scrape token (admin; audited): its next scrape is refused",
+      tags: ["admin"],
+      requestParams: { path: scrapeTokenParams },
+      responses: { ...staffResponses, "200": ok("Revoked (or already revoked)", scrapeTokenSchema), "404": problemResponse("No such token") },
     },
   },
   "/api/audit": {

@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { EFFECT_OBSERVATIONS, REVIEW_RESOLUTIONS, REVIEW_STATUSES, WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
 import { cursorField, limitField, pageSchema } from "../cursor";
-import { problemResponse, staffResponses } from "./common";
+import { booleanFlag, problemResponse, staffResponses } from "./common";
 import { trackingViewSchema } from "./public";
 
 const timestamp = z.iso.datetime({ offset: true });
@@ -17,7 +17,7 @@ const uuid = z.uuid();
 // ---------------------------------------------------------------------------------------------
 // The queue
 
-/** Keyset position in the queue: opened_at (microseconds, as the database wrote it) and case id. */
+/** Keyset position in the queue: review_by (microseconds, as the database wrote it) and case id. */
 export const reviewCursorKey = z.tuple([z.iso.datetime({ offset: true }), uuid]);
 
 export const reviewQueueQuery = z
@@ -25,6 +25,8 @@ export const reviewQueueQuery = z
     status: z.enum(REVIEW_STATUSES).default("open"),
     adapter: z.string().trim().min(1).max(100).optional().meta({ description: "Only cases of steps on this destination" }),
     q: z.string().trim().min(1).max(200).optional().meta({ description: "Text in the case's reason, or a customer reference (FL-XXXX-XXXX)" }),
+    holder: z.enum(["mine", "unassigned"]).optional().meta({ description: "Only the cases you hold, or only those nobody holds" }),
+    overdue: booleanFlag.optional().meta({ description: "Only open cases past their review-by time" }),
     cursor: cursorField(reviewCursorKey).optional(),
     limit: limitField,
   })
@@ -40,7 +42,8 @@ export const reviewCaseSummarySchema = z
     openedAt: timestamp,
     reviewBy: timestamp,
     overdue: z.boolean().meta({ description: "Open past its review-by time" }),
-    assignee: z.string().nullable(),
+    assignee: z.string().nullable().meta({ description: "Who holds the case (a staff member's email), or null" }),
+    assignedAt: timestamp.nullable().meta({ description: "Since when the holder has held it" }),
     workflowId: uuid,
     reference: z.string().meta({ description: "The customer's reference" }),
     stepId: uuid,
@@ -167,14 +170,44 @@ export const resolutionResultSchema = z
   .meta({ id: "ResolutionResult" });
 export type ResolutionResult = z.input<typeof resolutionResultSchema>;
 
+// ---------------------------------------------------------------------------------------------
+// Ownership: take a case, hand it to a colleague, give it back
+
+const ownershipOptions = [
+  z.strictObject({ action: z.literal("take"), version: z.number().int().positive() }),
+  z.strictObject({
+    action: z.literal("hand_over"),
+    version: z.number().int().positive(),
+    to: z.email("the colleague's email address").max(320).meta({ description: "A staff member with the support role" }),
+  }),
+  z.strictObject({ action: z.literal("give_back"), version: z.number().int().positive() }),
+] as const;
+
+/** Who should hold a case next; `version` is the case version the person saw. */
+export const ownershipBody = z.discriminatedUnion("action", [...ownershipOptions]);
+// As for resolutions: a plain union renders the same and does not crash zod-openapi.
+const ownershipBodyDocument = z.union([...ownershipOptions]).meta({ id: "OwnershipBody", unionOneOf: true } as { id: string });
+export type OwnershipBody = z.output<typeof ownershipBody>;
+
+export const ownershipResultSchema = z
+  .object({
+    caseId: uuid,
+    assignee: z.string().nullable(),
+    assignedAt: timestamp.nullable(),
+    version: z.number().int(),
+    replayed: z.boolean().meta({ description: "True when the case was already held that way: nothing changed" }),
+  })
+  .meta({ id: "OwnershipResult" });
+export type OwnershipResult = z.input<typeof ownershipResultSchema>;
+
 const ok = (description: string, schema: z.ZodType) => ({ description, content: { "application/json": { schema } } });
 
 export const supportPaths: ZodOpenApiPathsObject = {
   "/api/review": {
     get: {
       operationId: "listReviewCases",
-      summary: "The review queue, oldest first",
-      description: "Cases ordered by (opened_at, id) ascending; pass nextCursor back as cursor.",
+      summary: "The review queue, overdue first",
+      description: "Cases ordered by (review_by, id) ascending, so overdue cases come first; pass nextCursor back as cursor.",
       tags: ["support"],
       requestParams: { query: reviewQueueQuery },
       responses: { ...staffResponses, "200": ok("A page of review cases", reviewPageSchema), "400": problemResponse("Invalid filter or cursor") },
@@ -207,6 +240,26 @@ export const supportPaths: ZodOpenApiPathsObject = {
         "400": problemResponse("Invalid body"),
         "404": problemResponse("No such case"),
         "409": problemResponse("Stale version or already resolved: carries resolvedBy and resolvedAt when resolved"),
+      },
+    },
+  },
+  "/api/review/{caseId}/ownership": {
+    post: {
+      operationId: "changeReviewCaseOwnership",
+      summary: "Take a review case, hand it to a colleague, or give it back",
+      description:
+        "take makes you the holder; hand_over makes a support colleague the holder; give_back (only by the holder) leaves the " +
+        "case unassigned. `version` is the case version you saw; a stale one is refused with who holds the case and since when. " +
+        "Asking for what is already so changes nothing (replayed: true).",
+      tags: ["support"],
+      requestParams: { path: reviewCaseParams },
+      requestBody: { content: { "application/json": { schema: ownershipBodyDocument } } },
+      responses: { ...staffResponses,
+        "200": ok("The case's holder now", ownershipResultSchema),
+        "400": problemResponse("Invalid body"),
+        "404": problemResponse("No such case"),
+        "409": problemResponse("Stale version, held by someone else, or already resolved: carries assignee and assignedAt when held"),
+        "422": problemResponse("The colleague is not a support account"),
       },
     },
   },

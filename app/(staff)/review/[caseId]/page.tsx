@@ -7,17 +7,30 @@ import { pool } from "@/lib/db/pool";
 import { NotFoundError } from "@/lib/engine/errors";
 import { reviewCaseDetail } from "@/lib/review/case";
 import { authorizePage } from "@/lib/auth/page";
+import { may } from "@/lib/auth/roles";
+import { actorName } from "@/lib/auth/staff";
+import { supportColleagues } from "@/lib/review/ownership";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Review case" };
 
 export default async function ReviewCasePage({ params }: { params: Promise<{ caseId: string }> }) {
-  await authorizePage("review:read", `/review/${(await params).caseId}`);
+  const staff = await authorizePage("review:read", `/review/${(await params).caseId}`);
   const parsed = reviewCaseParams.safeParse(await params);
   if (!parsed.success) notFound();
-  const detail = await reviewCaseDetail(pool(), parsed.data.caseId).catch((error: unknown) => {
-    if (error instanceof NotFoundError) notFound();
-    throw error;
-  });
-  return <ReviewCase detail={detail} />;
+  const [detail, colleagues] = await Promise.all([
+    reviewCaseDetail(pool(), parsed.data.caseId).catch((error: unknown) => {
+      if (error instanceof NotFoundError) notFound();
+      throw error;
+    }),
+    supportColleagues(pool()),
+  ]);
+  return (
+    <ReviewCase
+      detail={detail}
+      viewer={actorName(staff)}
+      colleagues={colleagues.map((colleague) => colleague.email)}
+      canAct={may(staff.roles, "review:resolve")}
+    />
+  );
 }

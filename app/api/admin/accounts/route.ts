@@ -4,13 +4,13 @@ import { handle, json, readJson } from "@/lib/api/http";
 import { createAccount, listAccounts } from "@/lib/auth/accounts";
 import { authorize } from "@/lib/auth/authorize";
 import { actorName } from "@/lib/auth/staff";
-import { pool } from "@/lib/db/pool";
+import { pool, prisma } from "@/lib/db/pool";
 
 export const dynamic = "force-dynamic";
 
 export const GET = handle(async (request) => {
   await authorize(request, "accounts:manage");
-  return json(accountListSchema, { items: await listAccounts(pool()) });
+  return json(accountListSchema, { items: await listAccounts(prisma()) });
 });
 
 export const POST = handle(async (request) => {

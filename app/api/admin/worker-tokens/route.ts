@@ -4,13 +4,13 @@ import { handle, json, readJson } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
 import { actorName } from "@/lib/auth/staff";
 import { createWorkerToken, listWorkerTokens } from "@/lib/auth/worker-tokens";
-import { pool } from "@/lib/db/pool";
+import { pool, prisma } from "@/lib/db/pool";
 
 export const dynamic = "force-dynamic";
 
 export const GET = handle(async (request) => {
   await authorize(request, "worker-tokens:manage");
-  return json(workerTokenListSchema, { items: await listWorkerTokens(pool()) });
+  return json(workerTokenListSchema, { items: await listWorkerTokens(prisma()) });
 });
 
 export const POST = handle(async (request) => {

@@ -62,11 +62,17 @@ export const metricsPaths: ZodOpenApiPathsObject = {
     }),
   },
   "/api/metrics/prometheus": {
-    get: operation({
-      id: "getPrometheusMetrics",
-      summary: "Both families in Prometheus text exposition format 0.0.4",
-      tag: "engineer",
-      ok: { description: "Exposition text", schema: z.string(), mediaType: "text/plain; version=0.0.4" },
-    }),
+    get: {
+      ...operation({
+        id: "getPrometheusMetrics",
+        summary: "Both families in Prometheus text exposition format 0.0.4",
+        description:
+          "For a Prometheus server with a scrape token (`Authorization: Bearer fl_scrape_…`, created by an admin), or an engineer signed in. " +
+          "A request that presents a bearer credential is judged by it alone: 401 unless it is an unrevoked scrape token.",
+        tag: "engineer",
+        ok: { description: "Exposition text", schema: z.string(), mediaType: "text/plain; version=0.0.4" },
+      }),
+      security: [{ scrapeToken: [] }, { staffSession: [] }],
+    },
   },
 };

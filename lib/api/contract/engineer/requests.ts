@@ -2,6 +2,7 @@
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { STEP_STATES, WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
+import { IN_FLIGHT_HEADLINES } from "@/lib/projection/project";
 import { cursorField, limitField, pageSchema } from "../../cursor";
 import { operation, term, timestamp, uuid } from "../common";
 
@@ -15,6 +16,10 @@ export const listRequestsQuery = z
     createdFrom: timestamp.optional().meta({ description: "Created at or after (inclusive)" }),
     createdTo: timestamp.optional().meta({ description: "Created before (exclusive)" }),
     q: z.string().trim().min(1).max(100).optional().meta({ description: "Prefix of the request id or of its tracking token" }),
+    progress: z
+      .enum(IN_FLIGHT_HEADLINES)
+      .optional()
+      .meta({ description: "Only active requests whose end user sees this headline on /track (preparing, waiting, recovering, needs_review)" }),
     cursor: cursorField(requestCursorKey).optional(),
     limit: limitField,
   })

@@ -35,14 +35,15 @@ export const listStepsQuery = z
       .optional()
       .meta({ description: "true: only steps whose lease ended after the invocation began with no response, effect or receipt recorded (in from/to when given)" }),
     duplicateReference: booleanFlag.optional().meta({ description: "true: only steps that saw more than one distinct external reference" }),
+    receipt: booleanFlag.optional().meta({ description: "true: only steps with a receipt (written in from/to when given); false: only without" }),
     capability: z
       .enum(["safe", "idempotency_protected", "reconcilable", "prohibited"])
       .optional()
       .meta({ description: "Only steps with a recovery decision whose adapter had this repetition policy (in from/to when given)" }),
     leaseEvent: z.enum(LEASE_EVENT_KINDS).optional().meta({ description: "Only steps with a lease event of this kind (in from/to when given)" }),
     recovery: z.enum(RECOVERY_CATEGORIES).optional().meta({ description: "Only steps with a recovery decision of this category (in from/to when given)" }),
-    from: timestamp.optional().meta({ description: "With leaseEvent or recovery: event at or after" }),
-    to: timestamp.optional().meta({ description: "With leaseEvent or recovery: event before" }),
+    from: timestamp.optional().meta({ description: "With leaseEvent, recovery or receipt: event at or after" }),
+    to: timestamp.optional().meta({ description: "With leaseEvent, recovery or receipt: event before" }),
     cursor: cursorField(stepCursorKey).optional(),
     limit: limitField,
   })
