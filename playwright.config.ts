@@ -22,6 +22,8 @@ for (const file of readdirSync(specDir).filter((name) => name.endsWith(".spec.ts
 
 const port = Number(process.env.E2E_PORT ?? 3100);
 const baseURL = `http://127.0.0.1:${port}`;
+// The quickstart's own page (e2e/quickstart-page.spec.ts) reads tracking views from this origin.
+const QUICKSTART_PAGE_PORT = Number(process.env.E2E_PAGE_PORT ?? port + 1000);
 
 export default defineConfig({
   testDir: "e2e",
@@ -51,7 +53,7 @@ export default defineConfig({
     command: "node --import tsx lib/cli/start.ts",
     url: `${baseURL}/api/health`,
     // Its own database, emptied at every run.
-    env: { PORT: String(port), FENCELINE_DATABASE: process.env.E2E_DATABASE ?? "e2e", FENCELINE_FRESH_DATABASE: "1", DESTINATION_PORT: "0", FENCELINE_DEMO: "0", FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD, NEXT_TELEMETRY_DISABLED: "1" },
+    env: { PORT: String(port), FENCELINE_DATABASE: process.env.E2E_DATABASE ?? "e2e", FENCELINE_FRESH_DATABASE: "1", DESTINATION_PORT: "0", FENCELINE_DEMO: "0", FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD, NEXT_TELEMETRY_DISABLED: "1", FENCELINE_TRACK_ORIGINS: `http://127.0.0.1:${QUICKSTART_PAGE_PORT}` },
     // Covers a first `next build` on a fresh clone.
     timeout: 240_000,
     reuseExistingServer: false,

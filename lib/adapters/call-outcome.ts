@@ -56,7 +56,7 @@ export class UnknownOutcome extends DestinationCallError {
   readonly code = "unknown_outcome";
   constructor(
     destination: string,
-    readonly reason: "timeout" | "aborted" | "connection lost" | "unreadable answer",
+    readonly reason: "timeout" | "aborted" | "connection lost" | "unreadable answer" | "server error",
     options?: { cause?: unknown },
   ) {
     super(destination, `outcome unknown: ${reason}`);

@@ -55,6 +55,14 @@ describe("what each door pulls in", () => {
     expect(inputs.some((file) => file.startsWith("lib/worker/worker.ts"))).toBe(true);
   });
 
+  test("fenceline/react bundles for a browser from its own files, React and react-query: no pg, no Next.js, no engine", async () => {
+    const inputs = await bundleInputs("lib/sdk/react/index.ts", "browser");
+    const allowed = [/^lib\/sdk\/react\//, /^lib\/react\/(?!.*\.test\.tsx?$)/, /^node_modules\/(react|@tanstack\/(react-query|query-core))\//];
+    expect(inputs.filter((file) => !within(allowed)(file))).toEqual([]);
+    expect(inputs.filter((file) => /^(node_modules\/(pg|next)\/|lib\/engine\/)/.test(file))).toEqual([]);
+    expect(inputs).toContain("lib/react/request-progress.tsx");
+  });
+
   test("fenceline (definitions) runs in any runtime and needs only zod", async () => {
     const inputs = await bundleInputs("lib/sdk/index.ts", "browser");
     const allowed = [/^lib\/sdk\/index\.ts$/, /^lib\/definitions\//, /^lib\/adapters\/(call-outcome|contract)\.ts$/, /^lib\/engine\/(vocabulary|types)\.ts$/, /^node_modules\/zod\//];
@@ -86,7 +94,7 @@ describe("what adopters read", () => {
   const exported = exportsOf(doors);
 
   test("every export of every door has TSDoc", () => {
-    expect(doors).toEqual(expect.arrayContaining(["lib/sdk/index.ts", "lib/sdk/client/index.ts", "lib/sdk/worker/index.ts"]));
+    expect(doors).toEqual(expect.arrayContaining(["lib/sdk/index.ts", "lib/sdk/client/index.ts", "lib/sdk/worker/index.ts", "lib/sdk/react/index.ts"]));
     expect(exported.filter((entry) => !entry.documented).map((entry) => `${entry.door}: ${entry.name}`)).toEqual([]);
   });
 

@@ -19,6 +19,17 @@ export type {
   AdapterStatusAnswer,
   AdapterStatusQuery,
 } from "@/lib/definitions/adapter";
+export { httpAdapter } from "@/lib/definitions/http-adapter";
+export type {
+  HttpAdapterOptions,
+  HttpAnswer,
+  HttpClassification,
+  HttpConclusion,
+  HttpFailure,
+  HttpIdentityPlacement,
+  HttpRow,
+  HttpStatusQuery,
+} from "@/lib/definitions/http-adapter";
 export { chooseAdapter, defineWorkflow } from "@/lib/definitions/workflow";
 export type { AdapterChoice, Milestone, StepDefinition, StepOptions, WorkflowDefinition, WorkflowInput, WorkflowOptions } from "@/lib/definitions/workflow";
 export type { FencingTerm, StepContext } from "@/lib/definitions/context";

@@ -15,6 +15,7 @@ const name = process.argv[2] ?? "Ada";
 // One key per intent: sending this create again (say, after a lost answer) finds the same request.
 const request = await fenceline.requests.create<typeof welcome>("welcome", { name }, { idempotencyKey: `welcome-${randomUUID()}` });
 console.error(`created ${request.id}; follow it at ${request.trackingUrl}`);
+console.error(`or on your own page (npm run page): http://127.0.0.1:${process.env.PAGE_PORT ?? 4400}/?token=${request.trackingToken}`);
 
 const ended = await fenceline.requests.waitForEnd(request.id, { timeoutMs: 120_000 });
 console.log(JSON.stringify({ requestId: ended.id, trackingUrl: ended.trackingUrl, status: ended.status }));

@@ -5,39 +5,23 @@
  * lost, Fenceline decides from that promise what happens next.
  */
 import { z } from "zod";
-import { DefiniteFailure, defineAdapter, defineWorkflow, done, effect, UnknownOutcome } from "fenceline";
-import type { Card } from "./greetings.js";
+import { defineWorkflow, done, effect, httpAdapter } from "fenceline";
 
 /** Where the worker finds the greeting card service (`npm run worker` starts it there). */
 export const GREETINGS_URL = process.env.GREETINGS_URL ?? "http://127.0.0.1:4300";
 
-export const greetings = defineAdapter<{ to: string; text: string }>({
+// An HTTP API described, not hand-written: the step's request identity goes out as its
+// Idempotency-Key, the card's id comes back as the reference, and httpAdapter's table says what
+// each other answer means (a 4xx applied nothing; a timeout or a 5xx may have).
+export const greetings = httpAdapter<{ to: string; text: string }>({
   name: "greetings",
   version: "1",
   // It deduplicates by idempotency key, so repeating a call with the same identity is harmless.
   contract: { idempotencyKeys: true, statusQuery: false, fenceEnforcement: false, repetition: "idempotency_protected" },
   timeoutMs: 5_000,
   concurrencyLimit: 4,
-  invoke: async ({ payload, requestIdentity, signal }) => {
-    let response: Response;
-    try {
-      response = await fetch(`${GREETINGS_URL}/cards`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": requestIdentity },
-        body: JSON.stringify(payload),
-        signal,
-      });
-    } catch (error) {
-      // The request may have arrived: only the contract can say whether to send it again.
-      throw new UnknownOutcome("greetings", signal.aborted ? "aborted" : "connection lost", { cause: error });
-    }
-    if (response.status === 200 || response.status === 201) {
-      const card = (await response.json()) as Card;
-      return { externalReference: card.id, result: card, replayed: response.headers.get("idempotent-replayed") === "true" };
-    }
-    if (response.status >= 400 && response.status < 500) throw new DefiniteFailure("greetings", response.status, await response.text());
-    throw new UnknownOutcome("greetings", "unreadable answer");
-  },
+  request: { method: "POST", url: `${GREETINGS_URL}/cards` },
+  identity: { header: "Idempotency-Key" },
 });
 
 const HELLO = { en: "Welcome", fr: "Bienvenue", de: "Willkommen" } as const;

@@ -198,11 +198,18 @@ export const publicPaths: ZodOpenApiPathsObject = {
     get: {
       operationId: "trackRequest",
       summary: "Follow a request by its tracking token",
-      description: "The end user's view: a headline, what is happening and what happens next, and milestones. Poll until `terminal`.",
+      description:
+        "The end user's view: a headline, what is happening and what happens next, and milestones. Poll until `terminal`. " +
+        "Every answer has an ETag; send it back as If-None-Match and an unchanged view is a bodiless 304. Readable across " +
+        "origins listed in FENCELINE_TRACK_ORIGINS (CORS, no credentials; preflight by OPTIONS).",
       tags: ["public"],
-      requestParams: { path: trackParams },
+      requestParams: {
+        path: trackParams,
+        header: z.object({ "if-none-match": z.string().optional().meta({ description: "The ETag of the view the client holds" }) }),
+      },
       responses: {
         "200": { description: "The request as its end user sees it", content: { "application/json": { schema: trackingViewSchema } } },
+        "304": { description: "The view is the one whose ETag was sent" },
         "404": problemResponse("No request is tracked at this token"),
       },
     },

@@ -22,7 +22,9 @@ const TSCONFIG = "tsconfig.package.json";
 const PACKAGE_DIR = path.join(ROOT, "dist/package");
 
 /** What an installed package may import besides its own files: its peers and Node's built-ins. */
-const PEERS: Record<string, string> = { zod: "^4.1.0" };
+const PEERS: Record<string, string> = { zod: "^4.1.0", react: "^18.2.0 || ^19.0.0", "@tanstack/react-query": "^5.0.0" };
+/** Peers only `fenceline/react` needs: an adopter without React installs none of them. */
+const OPTIONAL_PEERS = ["react", "@tanstack/react-query"];
 
 export type BuiltPackage = {
   /** The packed tarball, ready for `npm install <tarball>`. */
@@ -95,6 +97,7 @@ async function packageJson(found: { subpath: string; source: string }[]): Promis
     exports: exportsMap,
     files: ["lib", "README.md"],
     peerDependencies: PEERS,
+    peerDependenciesMeta: Object.fromEntries(OPTIONAL_PEERS.map((name) => [name, { optional: true }])),
     keywords: ["workflow", "durable", "lease", "fencing", "idempotency", "postgresql"],
   };
 }
