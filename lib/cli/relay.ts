@@ -25,15 +25,17 @@ command({
   examples: ["npm run relay"],
 });
 
-const pool = createPool((await resolveAppDatabase()).url, { applicationName: processName(), max: 4 });
-const relay = new Relay(pool, `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, {
+// Settings first: a mistake in one is reported before any database is started.
+const settings = {
   timeoutMs: integerFromEnv("FENCELINE_WEBHOOK_TIMEOUT_MS", 10_000),
   backoffBaseMs: integerFromEnv("FENCELINE_WEBHOOK_BACKOFF_BASE_MS", 5_000),
   backoffMaxMs: integerFromEnv("FENCELINE_WEBHOOK_BACKOFF_MAX_MS", 3_600_000),
   retryWindowMs: integerFromEnv("FENCELINE_WEBHOOK_RETRY_WINDOW_MS", 86_400_000),
   concurrency: integerFromEnv("FENCELINE_RELAY_CONCURRENCY", 10),
   intervalMs: integerFromEnv("FENCELINE_RELAY_INTERVAL_MS", 250),
-});
+};
+const pool = createPool((await resolveAppDatabase()).url, { applicationName: processName(), max: 4 });
+const relay = new Relay(pool, `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, settings);
 
 let stopping = false;
 async function shutdown(): Promise<void> {
