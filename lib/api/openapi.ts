@@ -12,6 +12,7 @@ import { workersPaths } from "./contract/engineer/workers";
 import { publicPaths } from "./contract/public";
 import { staffPaths } from "./contract/staff";
 import { supportPaths } from "./contract/support";
+import { webhookPaths } from "./contract/webhooks";
 import { workerPaths } from "./contract/worker-paths";
 import { problemSchema } from "./problems";
 
@@ -39,7 +40,7 @@ export function openApiDocument() {
         "Multi-step requests with durable receipts. Errors are application/problem+json (RFC 9457) with a stable `code`; " +
         "`type` is urn:fenceline:problem:<code>. End users reach a request only through its tracking token.",
     },
-    paths: joinPaths(publicPaths, staffPaths, supportPaths, requestsPaths, stepsPaths, metricsPaths, workersPaths, labPaths, workerPaths),
+    paths: joinPaths(publicPaths, staffPaths, supportPaths, requestsPaths, stepsPaths, metricsPaths, workersPaths, labPaths, workerPaths, webhookPaths),
     components: {
       schemas: { Problem: problemSchema },
       securitySchemes: {

@@ -21,7 +21,11 @@ export type AuditAction =
   | "app_key.revoked"
   | "scrape_token.created"
   | "scrape_token.revoked"
-  | "epoch.transition";
+  | "epoch.transition"
+  | "webhook_endpoint.registered"
+  | "webhook_endpoint.disabled"
+  | "webhook_endpoint.deleted"
+  | "webhook.redelivered";
 
 export type AuditEntry = {
   readonly actor: string;

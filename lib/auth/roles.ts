@@ -17,13 +17,15 @@ export type Permission =
   | "worker-tokens:manage"
   | "app-keys:manage"
   | "scrape-tokens:manage"
-  | "epoch:transition";
+  | "epoch:transition"
+  | "webhooks:manage"
+  | "webhooks:redeliver";
 
 const GRANTS: Record<StaffRole, readonly Permission[]> = {
   support: ["review:read", "review:resolve"],
   // Engineers see cases as evidence but settle none unless they also hold support.
-  engineer: ["review:read", "technical:read", "lease:revoke", "lab:operate", "audit:read"],
-  admin: ["accounts:manage", "worker-tokens:manage", "app-keys:manage", "scrape-tokens:manage", "audit:read", "epoch:transition"],
+  engineer: ["review:read", "technical:read", "lease:revoke", "lab:operate", "audit:read", "webhooks:redeliver"],
+  admin: ["accounts:manage", "worker-tokens:manage", "app-keys:manage", "scrape-tokens:manage", "audit:read", "epoch:transition", "webhooks:manage"],
 };
 
 export function may(roles: readonly StaffRole[], permission: Permission): boolean {

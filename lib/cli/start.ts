@@ -2,7 +2,8 @@
  * `npm start`: the whole product on one machine. Resolves the database (DATABASE_URL, else the
  * embedded cluster's `app` database), applies migrations, builds the web app when needed, then
  * runs under one supervisor: the synthetic destination service (waiting for its ready line), the
- * web server, FENCELINE_WORKERS workers (default 2) and the demo traffic, and prints the URLs
+ * web server, FENCELINE_WORKERS workers (default 2), FENCELINE_RELAYS webhook relays (default 1)
+ * and the demo traffic, and prints the URLs
  * once /api/health answers. SIGINT/SIGTERM stop the children first, then the embedded cluster if
  * this process started it and no other process is using it.
  *
@@ -47,6 +48,7 @@ command({
     { name: "PORT", default: "3000", description: "web app port (bound to 127.0.0.1)" },
     { name: "DESTINATION_PORT", default: "4100", description: "synthetic destination service port; 0 picks a free one" },
     { name: "FENCELINE_WORKERS", default: "2", description: "worker processes" },
+    { name: "FENCELINE_RELAYS", default: "1", description: "webhook relay processes (their settings: lib/cli/relay.ts)" },
     { name: "FENCELINE_WORKER_TRANSPORT", default: "direct", description: "direct: workers use the database; http: the web app's worker protocol" },
     { name: "FENCELINE_WORKER_TOKEN", default: "random per start", description: "the HTTP workers' token" },
     { name: "FENCELINE_MODE", default: "demo", description: "demo: fault lab and seeded demo accounts; anything else: neither" },
@@ -66,6 +68,7 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 const port = integerFromEnv("PORT", 3000, { max: 65_535 });
 const destinationPort = integerFromEnv("DESTINATION_PORT", 4100, { min: 0, max: 65_535 });
 const workerCount = integerFromEnv("FENCELINE_WORKERS", 2, { min: 0 });
+const relayCount = integerFromEnv("FENCELINE_RELAYS", 1, { min: 0 });
 const demo = process.env.FENCELINE_DEMO !== "0";
 const workerTransport = process.env.FENCELINE_WORKER_TRANSPORT || "direct";
 if (workerTransport !== "direct" && workerTransport !== "http") {
@@ -78,6 +81,7 @@ const appKey = process.env.FENCELINE_API_KEY || `fl_app_${randomBytes(32).toStri
 const authSecret = process.env.FENCELINE_AUTH_SECRET || randomBytes(32).toString("base64url");
 const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
 const workerEntry = path.join(root, "lib", "cli", "worker.ts");
+const relayEntry = path.join(root, "lib", "cli", "relay.ts");
 const destinationEntry = path.join(root, "lib", "demo", "destination", "main.ts");
 const demoTrafficEntry = path.join(root, "lib", "cli", "demo-traffic.ts");
 const HEALTH_TIMEOUT_MS = 60_000;
@@ -172,6 +176,18 @@ async function main(): Promise<void> {
       command: process.execPath,
       args: ["--import", "tsx", workerEntry],
       env: { ...workerEnv, FENCELINE_DESTINATION_URL: destinationUrl, FENCELINE_PROCESS: `fenceline-worker-${index}` },
+      cwd: root,
+      restart: true,
+    });
+  }
+
+  // Relays reach the database themselves: the outbox and the deliveries' leases live there.
+  for (let index = 1; index <= relayCount; index += 1) {
+    supervisor.start({
+      name: `relay-${index}`,
+      command: process.execPath,
+      args: ["--import", "tsx", relayEntry],
+      env: { ...childEnv, FENCELINE_PROCESS: `fenceline-relay-${index}` },
       cwd: root,
       restart: true,
     });

@@ -104,13 +104,20 @@ LIMIT 20`,
 };
 
 const resolvedColumns = `c.id, c.step_id, c.resolution, c.resolved_by, c.resolved_at, c.version`;
+const resolvedOutput = `id, step_id, resolution, resolved_by, resolved_at, version`;
+
+/** The `request.review_resolved` outbox event of the case a resolution closed (CTE `resolved`). */
+const resolvedEvent = `resolved_event AS (
+  INSERT INTO outbox_event (type, workflow_id, detail)
+  SELECT 'request.review_resolved', workflow_id, jsonb_build_object('reviewCaseId', id, 'resolution', resolution) FROM resolved
+)`;
 
 /**
  * Locks the request of case $1. Every resolution takes the request's row before the case's, the
  * order a cancel takes them in, so two resolutions of one case (or a resolution and a cancel)
  * queue one behind the other; in opposite orders they deadlocked.
  */
-const lockRequestOfCase = `SELECT w.id FROM workflow w JOIN review_case rc ON rc.workflow_id = w.id WHERE rc.id = $1 FOR UPDATE OF w`;
+const lockRequestOfCase = `SELECT w.id, w.status FROM workflow w JOIN review_case rc ON rc.workflow_id = w.id WHERE rc.id = $1 FOR UPDATE OF w`;
 
 /**
  * Confirm delivered, the guarded half: closes case $1 at version $2 for actor $3 ($4 note, $5
@@ -120,16 +127,20 @@ const lockRequestOfCase = `SELECT w.id FROM workflow w JOIN review_case rc ON rc
 export const resolveDelivered: NamedSql = {
   name: "fl_review_resolve_delivered",
   text: `
-WITH request AS (${lockRequestOfCase})
-UPDATE review_case c
-SET status = 'resolved', resolution = 'confirm_delivered', resolved_by = $3, resolved_at = now(),
-    resolution_note = $4, external_reference = $5, version = c.version + 1
-FROM step s, request r
-WHERE c.id = $1 AND c.status = 'open' AND c.version = $2
-  AND r.id = c.workflow_id
-  AND s.id = c.step_id AND s.state = 'indeterminate'
-RETURNING ${resolvedColumns},
-          (SELECT a.id FROM attempt a WHERE a.step_id = s.id ORDER BY a.fencing_term DESC LIMIT 1) AS attempt_id`,
+WITH request AS (${lockRequestOfCase}),
+resolved AS (
+  UPDATE review_case c
+  SET status = 'resolved', resolution = 'confirm_delivered', resolved_by = $3, resolved_at = now(),
+      resolution_note = $4, external_reference = $5, version = c.version + 1
+  FROM step s, request r
+  WHERE c.id = $1 AND c.status = 'open' AND c.version = $2
+    AND r.id = c.workflow_id
+    AND s.id = c.step_id AND s.state = 'indeterminate'
+  RETURNING ${resolvedColumns}, c.workflow_id,
+            (SELECT a.id FROM attempt a WHERE a.step_id = s.id ORDER BY a.fencing_term DESC LIMIT 1) AS attempt_id
+),
+${resolvedEvent}
+SELECT ${resolvedOutput}, attempt_id FROM resolved`,
 };
 
 /**
@@ -157,8 +168,9 @@ resolved AS (
   FROM step s JOIN still_active w ON w.id = s.workflow_id
   WHERE c.id = $1 AND c.status = 'open' AND c.version = $2
     AND s.id = c.step_id AND s.state = 'indeterminate'
-  RETURNING ${resolvedColumns}
+  RETURNING ${resolvedColumns}, c.workflow_id
 ),
+${resolvedEvent},
 ready AS (
   UPDATE step s
   SET state = 'ready', next_mode = 'retry_same_identity', next_eligible_at = now(),
@@ -174,7 +186,7 @@ absent AS (
   FROM resolved r
   WHERE a.step_id = r.step_id AND a.invocation_began_at IS NOT NULL AND a.observed_effect IS NULL
 )
-SELECT * FROM resolved`,
+SELECT ${resolvedOutput} FROM resolved`,
 };
 
 /**
@@ -196,6 +208,7 @@ resolved AS (
     AND s.id = c.step_id AND s.state = 'indeterminate'
   RETURNING ${resolvedColumns}, c.workflow_id
 ),
+${resolvedEvent},
 step_ended AS (
   UPDATE step s
   SET state = 'failed', state_reason = 'abandoned in review by ' || $3, completed_at = now(), updated_at = now()
@@ -214,8 +227,13 @@ request_ended AS (
       status_reason = $5, updated_at = now()
   FROM resolved r
   WHERE w.id = r.workflow_id
+),
+-- The request's status as it was locked, before this statement: only an active one ends here.
+ended_event AS (
+  INSERT INTO outbox_event (type, workflow_id)
+  SELECT 'request.could_not_be_completed', r.workflow_id FROM resolved r JOIN request q ON q.id = r.workflow_id WHERE q.status = 'active'
 )
-SELECT id, step_id, resolution, resolved_by, resolved_at, version FROM resolved`,
+SELECT ${resolvedOutput} FROM resolved`,
 };
 
 /** Why a resolution of case $1 matched no row: the case, its step and its request as they are now. */

@@ -1,7 +1,9 @@
 import type { Metadata } from "next";
+import { WebhookHealth } from "@/components/engineer/webhook-health";
 import { pool } from "@/lib/db/pool";
 import { demoMode } from "@/lib/lab/demo";
 import { listWorkers } from "@/lib/workers/list";
+import { listWebhookEndpoints } from "@/lib/webhooks/endpoints";
 import { WorkersView } from "@/components/engineer/workers-view";
 import { authorizePage } from "@/lib/auth/page";
 
@@ -10,11 +12,12 @@ export const metadata: Metadata = { title: "Workers", robots: { index: false, fo
 
 export default async function WorkersPage() {
   await authorizePage("technical:read", "/workers");
-  const workers = await listWorkers(pool(), { lab: demoMode() !== null });
+  const [workers, endpoints] = await Promise.all([listWorkers(pool(), { lab: demoMode() !== null }), listWebhookEndpoints(pool())]);
   return (
     <div className="stack">
       <h1>Workers</h1>
       <WorkersView initial={workers} />
+      <WebhookHealth endpoints={endpoints} />
     </div>
   );
 }

@@ -44,7 +44,8 @@ SELECT c.id AS attempt_id, c.step_id, c.outcome FROM concluded c`,
  * $4 external reference, $5 result). The receipt copies the attempt's identity, digest and term;
  * explicit reference and result override what the attempt recorded (reconciliation from a late
  * observation, or a person's confirmation). In the same statement it releases dependants whose
- * last dependency this was and completes workflows whose last step this was. Callers hold the
+ * last dependency this was and completes workflows whose last step this was, writing each such
+ * workflow's `request.completed` outbox event. Callers hold the
  * step's authority: a fenced lease (workers), a locked expired lease (recovery), or a review
  * case version (support).
  */
@@ -91,6 +92,12 @@ workflow_progress AS (
       updated_at = now()
   FROM (SELECT workflow_id, count(*)::int AS n FROM step_done GROUP BY workflow_id) x
   WHERE w.id = x.workflow_id
+  RETURNING w.id, w.status, w.steps_remaining
+),
+-- Only this statement can take a workflow's last step: completed with none remaining is new here.
+completed_event AS (
+  INSERT INTO outbox_event (type, workflow_id)
+  SELECT 'request.completed', id FROM workflow_progress WHERE status = 'completed' AND steps_remaining = 0
 )
 SELECT id AS receipt_id, step_id FROM written`,
 };

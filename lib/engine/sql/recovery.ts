@@ -171,7 +171,8 @@ RETURNING s.id`,
 
 /**
  * Puts steps whose outcome only a person can settle under review ($1 steps, $2 terms, $3 reasons,
- * $4 evidence, $5 review-by hours). One open case per step, enforced by a unique index.
+ * $4 evidence, $5 review-by hours). One open case per step, enforced by a unique index; each case
+ * opened writes a `request.needs_review` outbox event.
  */
 export const openReviewCases: NamedSql = {
   name: "fl_open_review_cases",
@@ -185,16 +186,24 @@ indeterminate AS (
   FROM request r
   WHERE s.id = r.step_id AND s.fencing_term = r.fencing_term AND s.state = 'leased'
   RETURNING s.id, s.workflow_id
+),
+opened AS (
+  INSERT INTO review_case (step_id, workflow_id, reason, evidence, review_by)
+  SELECT i.id, i.workflow_id, r.reason, r.evidence, now() + $5::int * interval '1 hour'
+  FROM indeterminate i JOIN request r ON r.step_id = i.id
+  RETURNING id, step_id, workflow_id
+),
+needs_review_event AS (
+  INSERT INTO outbox_event (type, workflow_id, detail)
+  SELECT 'request.needs_review', workflow_id, jsonb_build_object('reviewCaseId', id) FROM opened
 )
-INSERT INTO review_case (step_id, workflow_id, reason, evidence, review_by)
-SELECT i.id, i.workflow_id, r.reason, r.evidence, now() + $5::int * interval '1 hour'
-FROM indeterminate i JOIN request r ON r.step_id = i.id
-RETURNING id, step_id`,
+SELECT id, step_id FROM opened`,
 };
 
 /**
  * Ends steps that will not run again ($1 steps, $2 terms, $3 final state, $4 reason). A failed
- * step fails its workflow with the same reason.
+ * step fails its workflow with the same reason, and writes its `request.could_not_be_completed`
+ * outbox event.
  */
 export const endSteps: NamedSql = {
   name: "fl_end_steps",
@@ -208,9 +217,14 @@ ended AS (
   FROM request r
   WHERE s.id = r.step_id AND s.fencing_term = r.fencing_term AND s.state = 'leased'
   RETURNING s.id, s.workflow_id, s.state, s.state_reason
+),
+failed AS (
+  UPDATE workflow w
+  SET status = 'failed', status_reason = e.state_reason, updated_at = now()
+  FROM ended e
+  WHERE w.id = e.workflow_id AND e.state = 'failed' AND w.status = 'active'
+  RETURNING w.id
 )
-UPDATE workflow w
-SET status = 'failed', status_reason = e.state_reason, updated_at = now()
-FROM ended e
-WHERE w.id = e.workflow_id AND e.state = 'failed' AND w.status = 'active'`,
+INSERT INTO outbox_event (type, workflow_id)
+SELECT 'request.could_not_be_completed', id FROM failed`,
 };

@@ -64,15 +64,21 @@ FROM workflow w JOIN unnest($1::text[], $2::text[]) AS k(requester, idempotency_
 /**
  * Cancels workflow $1 ($2 reason) if it is active. Updating the row locks it, so a concurrent
  * change to one of its steps that also locks the workflow (a review resolution) is ordered
- * before or after this, never beside it.
+ * before or after this, never beside it. A cancel writes the `request.cancelled` outbox event.
  */
 export const cancelWorkflow: NamedSql = {
   name: "fl_cancel_workflow",
   text: `
-UPDATE workflow
-SET status = 'cancelled', status_reason = $2, updated_at = now()
-WHERE id = $1 AND status = 'active'
-RETURNING id`,
+WITH cancelled AS (
+  UPDATE workflow
+  SET status = 'cancelled', status_reason = $2, updated_at = now()
+  WHERE id = $1 AND status = 'active'
+  RETURNING id
+),
+cancelled_event AS (
+  INSERT INTO outbox_event (type, workflow_id) SELECT 'request.cancelled', id FROM cancelled
+)
+SELECT id FROM cancelled`,
 };
 
 /**

@@ -22,3 +22,6 @@ export {
 export type { FieldIssue } from "@/lib/client/errors";
 export type { RequestRecord, RequestStatus, RequestWithProgress } from "@/lib/requests/types";
 export type { Milestone as ProgressMilestone, TrackingView } from "@/lib/projection/types";
+export { verifyWebhook, WebhookVerificationError } from "@/lib/client/webhooks";
+export type { VerifiedWebhook, VerifyWebhookOptions } from "@/lib/client/webhooks";
+export type { ReviewOutcome, WebhookBody, WebhookEventType } from "@/lib/webhooks/events";
