@@ -36,6 +36,7 @@ import { installAppKey } from "@/lib/auth/app-keys";
 import { installWorkerToken } from "@/lib/auth/worker-tokens";
 import { createPool } from "@/lib/db/pool";
 import { integerFromEnv, SettingError } from "@/lib/env";
+import { acquireBuildLock } from "./build-lock";
 import { command, DATABASE_ENVIRONMENT, describeFailure, exit } from "./command";
 import { log, Supervisor } from "./supervisor";
 
@@ -130,9 +131,20 @@ async function main(): Promise<void> {
   await setupPool.end();
 
   if (buildIsStale()) {
-    log("start", "building the web app (next build)");
-    const build = supervisor.start({ name: "build", command: process.execPath, args: [nextBin, "build"], env: childEnv, cwd: root, oneShot: true });
-    if ((await build.exited).code !== 0) return; // reported by onUnexpectedExit
+    const release = await acquireBuildLock(path.join(root, ".next-build.lock"), () => shuttingDown, (pid) =>
+      log("start", `waiting for another build of this checkout (pid ${pid}) to finish`),
+    );
+    if (!release) return;
+    try {
+      // The build waited for may have made this one unnecessary.
+      if (buildIsStale()) {
+        log("start", "building the web app (next build)");
+        const build = supervisor.start({ name: "build", command: process.execPath, args: [nextBin, "build"], env: childEnv, cwd: root, oneShot: true });
+        if ((await build.exited).code !== 0) return; // reported by onUnexpectedExit
+      }
+    } finally {
+      release();
+    }
   }
 
   const destination = supervisor.start({
