@@ -89,6 +89,22 @@ export function OverviewView({ overview, sections }: { overview: Overview; secti
                 </ul>
               )}
             </section>
+            <section className={`card ${styles.figure}`} aria-labelledby="fig-webhooks">
+              <h2 id="fig-webhooks">Webhook endpoints failing for an hour</h2>
+              {overview.failingEndpoints.length === 0 ? (
+                <p className="muted" data-testid="figure-failing-endpoints" style={{ margin: 0 }}>
+                  None.
+                </p>
+              ) : (
+                <ul data-testid="figure-failing-endpoints">
+                  {overview.failingEndpoints.map((endpoint) => (
+                    <li key={endpoint.id}>
+                      <Link href={endpoint.href as Route}>{endpoint.url}</Link>, failing since <Time value={endpoint.since} />
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </section>
           </>
         ) : null}
       </div>

@@ -33,6 +33,7 @@ test("an empty system reads as zero everywhere, with nothing blocked", async ({ 
   expect(overview.inFlight.map((figure) => [figure.headline, figure.count])).toEqual(IN_FLIGHT_HEADLINES.map((headline) => [headline, 0]));
   expect([overview.inFlightTotal.count, overview.openReviews.count, overview.overdueReviews.count, overview.receiptsLastHour.count, overview.workersAlive.count]).toEqual([0, 0, 0, 0, 0]);
   expect(overview.blockedDestinations).toEqual([]);
+  expect(overview.failingEndpoints).toEqual([]);
   expect(overview.churn.points).toHaveLength(12);
   expect(overview.churn.lines.map((line) => line.total)).toEqual([0, 0, 0, 0]);
   expect(overview.uncertainty.lines.map((line) => line.total)).toEqual([0, 0, 0]);
@@ -87,6 +88,15 @@ test("the figures of a system in motion, each linking to the list of exactly wha
   await stopSession(db.pool, await registerSession(db.pool, "direct"), "test");
   await db.pool.query("UPDATE worker_session SET last_heartbeat_at = now() - interval '31 seconds' WHERE id = $1", [await registerSession(db.pool, "direct")]);
   await db.pool.query("INSERT INTO destination_block (adapter, epoch, reason) VALUES ('demo-fenced', 2, 'the destination refused epoch 3')");
+  // Endpoints: one failing for over an hour (shown), one for minutes, one disabled, one healthy (none shown).
+  const { rows: endpoints } = await db.pool.query<{ id: string }>(
+    `INSERT INTO webhook_endpoint (url, secret, created_by, failing_since, disabled_at)
+     VALUES ('https://long.example/hook', 's', 't', now() - interval '61 minutes', NULL),
+            ('https://brief.example/hook', 's', 't', now() - interval '5 minutes', NULL),
+            ('https://off.example/hook', 's', 't', now() - interval '2 hours', now()),
+            ('https://fine.example/hook', 's', 't', NULL, NULL)
+     RETURNING id`,
+  );
 
   const overview = await readOverview(db.pool);
   const byHeadline = Object.fromEntries(overview.inFlight.map((figure) => [figure.headline, figure]));
@@ -129,6 +139,8 @@ test("the figures of a system in motion, each linking to the list of exactly wha
   expect(overview.blockedDestinations).toEqual([
     { adapter: "demo-fenced", epoch: "2", reason: "the destination refused epoch 3", since: expect.any(String), href: "/steps?adapter=demo-fenced" },
   ]);
+
+  expect(overview.failingEndpoints).toEqual([{ id: endpoints[0]!.id, url: "https://long.example/hook", since: expect.any(String), href: `/webhooks/${endpoints[0]!.id}` }]);
 
   // The last hour's churn and uncertainty, each line the sum of its points.
   const churn = Object.fromEntries(overview.churn.lines.map((line) => [line.id, line.total]));

@@ -1,7 +1,8 @@
 /**
  * The staff overview, the "now" screen: requests in flight by what their customers see, open
  * review cases and the overdue among them, receipts in the last hour, workers alive, fenced
- * destinations left blocked, and the last hour of lease churn beside outcome uncertainty. Every
+ * destinations left blocked, webhook endpoints failing for an hour, and the last hour of lease
+ * churn beside outcome uncertainty. Every
  * figure carries the link to the filtered list behind it, built here beside the query that
  * counts it so the two cannot drift apart.
  */
@@ -39,6 +40,7 @@ export type Overview = {
   readonly receiptsLastHour: Figure;
   readonly workersAlive: Figure;
   readonly blockedDestinations: readonly { adapter: string; epoch: string; reason: string; since: string; href: string }[];
+  readonly failingEndpoints: readonly { id: string; url: string; since: string; href: string }[];
   readonly churn: Trend;
   readonly uncertainty: Trend;
   readonly metricsHref: string;
@@ -52,6 +54,7 @@ type FiguresRow = {
   receipts_last_hour: number;
   workers_alive: number;
   blocked_destinations: { adapter: string; epoch: string; reason: string; since: string }[];
+  failing_endpoints: { id: string; url: string; since: string }[];
 };
 
 const list = (path: string, filter: Record<string, string>) => {
@@ -104,6 +107,7 @@ export async function readOverview(pool: Pool): Promise<Overview> {
     receiptsLastHour: { count: row.receipts_last_hour, href: list("/steps", { receipt: "true", from: from.toISOString(), to: to.toISOString() }) },
     workersAlive: { count: row.workers_alive, href: "/workers" },
     blockedDestinations: row.blocked_destinations.map((block) => ({ ...block, since: new Date(block.since).toISOString(), href: list("/steps", { adapter: block.adapter }) })),
+    failingEndpoints: row.failing_endpoints.map((endpoint) => ({ ...endpoint, since: new Date(endpoint.since).toISOString(), href: `/webhooks/${endpoint.id}` })),
     churn,
     uncertainty,
     metricsHref: list("/metrics", { range: "1h" }),

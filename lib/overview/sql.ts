@@ -7,7 +7,8 @@ import { activeHeadlineOf } from "@/lib/projection/sql";
  * The database clock; active requests counted by the headline their end users see; open review
  * cases and those past their review-by time; receipts written in the hour before now; worker
  * sessions alive (not stopped, heartbeat within the liveness window); fenced destinations left
- * blocked by an epoch transition.
+ * blocked by an epoch transition; enabled webhook endpoints whose deliveries have failed for an
+ * hour or more (the workers page's threshold).
  */
 export const readOverviewFigures: NamedSql = {
   name: "fl_overview_figures",
@@ -24,5 +25,8 @@ SELECT now() AS db_now,
         WHERE ws.stopped_at IS NULL AND ws.last_heartbeat_at > now() - ${SESSION_LIVE_WITHIN}) AS workers_alive,
        (SELECT coalesce(json_agg(json_build_object('adapter', b.adapter, 'epoch', b.epoch::text, 'reason', b.reason, 'since', b.since)
                                  ORDER BY b.adapter), '[]'::json)
-        FROM destination_block b) AS blocked_destinations`,
+        FROM destination_block b) AS blocked_destinations,
+       (SELECT coalesce(json_agg(json_build_object('id', ep.id, 'url', ep.url, 'since', ep.failing_since) ORDER BY ep.failing_since, ep.id), '[]'::json)
+        FROM webhook_endpoint ep
+        WHERE ep.disabled_at IS NULL AND ep.failing_since <= now() - interval '1 hour') AS failing_endpoints`,
 };
