@@ -49,6 +49,7 @@ test("signed in, an engineer sees what is true now, and each figure opens the li
   expect(await count(page, "figure-receipts")).toBeGreaterThanOrEqual(4);
   expect(await count(page, "figure-workers")).toBe(2);
   await expect(page.getByTestId("figure-blocked")).toContainText("None");
+  await expect(page.getByTestId("figure-failing-endpoints")).toBeVisible();
   for (const headline of ["preparing", "waiting", "recovering", "needs_review"]) await expect(page.getByTestId(`figure-in-flight-${headline}`)).toBeVisible();
   // Two charts, one per family, each drawn.
   await expect(page.getByRole("heading", { name: "Lease churn" })).toBeVisible();
