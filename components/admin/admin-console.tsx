@@ -8,14 +8,7 @@ import type { AppKeyRecord } from "@/lib/auth/app-keys";
 import { STAFF_ROLES } from "@/lib/auth/roles";
 import type { ScrapeTokenRecord } from "@/lib/auth/scrape-tokens";
 import type { WorkerTokenRecord } from "@/lib/auth/worker-tokens";
-
-/** Sends one admin call; answers the problem's detail when it is refused. */
-async function call(method: string, url: string, body?: unknown): Promise<{ ok: true; data: unknown } | { ok: false; detail: string }> {
-  const response = await fetch(url, { method, headers: body === undefined ? {} : { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) }).catch(() => null);
-  if (!response) return { ok: false, detail: "the server did not answer" };
-  const data = response.status === 204 ? null : await response.json().catch(() => null);
-  return response.ok ? { ok: true, data } : { ok: false, detail: (data as { detail?: string } | null)?.detail ?? `HTTP ${response.status}` };
-}
+import { call, type CallResult } from "./call";
 
 export function AdminConsole({
   accounts,
@@ -34,7 +27,7 @@ export function AdminConsole({
   const [shownAppKey, setShownAppKey] = useState<string | null>(null);
   const [shownScrapeToken, setShownScrapeToken] = useState<string | null>(null);
 
-  const after = (result: Awaited<ReturnType<typeof call>>, done: string) => {
+  const after = (result: CallResult, done: string) => {
     setMessage(result.ok ? done : `Refused: ${result.detail}`);
     if (result.ok) router.refresh();
   };

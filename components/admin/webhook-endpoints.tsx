@@ -5,13 +5,7 @@ import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import type { WebhookEndpointRecord } from "@/lib/webhooks/endpoints";
 import { WEBHOOK_EVENT_TYPES } from "@/lib/webhooks/events";
-
-async function call(method: string, url: string, body?: unknown): Promise<{ ok: true; data: unknown } | { ok: false; detail: string }> {
-  const response = await fetch(url, { method, headers: body === undefined ? {} : { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) }).catch(() => null);
-  if (!response) return { ok: false, detail: "the server did not answer" };
-  const data = response.status === 204 ? null : await response.json().catch(() => null);
-  return response.ok ? { ok: true, data } : { ok: false, detail: (data as { detail?: string } | null)?.detail ?? `HTTP ${response.status}` };
-}
+import { call, type CallResult } from "./call";
 
 /** /admin's webhook section: register (URL, event types, optional app), list, disable, delete. */
 export function WebhookEndpoints({ endpoints }: { endpoints: WebhookEndpointRecord[] }) {
@@ -19,7 +13,7 @@ export function WebhookEndpoints({ endpoints }: { endpoints: WebhookEndpointReco
   const [message, setMessage] = useState<string | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
 
-  const after = (result: Awaited<ReturnType<typeof call>>, done: string) => {
+  const after = (result: CallResult, done: string) => {
     setMessage(result.ok ? done : `Refused: ${result.detail}`);
     if (result.ok) router.refresh();
   };
