@@ -11,8 +11,14 @@ import path from "node:path";
 import pg from "pg";
 import { expect, inject, test } from "vitest";
 import { z } from "zod";
+import { embeddedUnavailable } from "@/lib/cli/test-commands";
 import { defineWorkflow, done } from "@/lib/sdk";
 import { createTestEnvironment, fakeDestination } from "@/lib/sdk/testing";
+
+// As root, the embedded PostgreSQL runs as the postgres user, which a checkout under a private
+// directory does not let in (the kit then says so, and adopters set DATABASE_URL).
+const unavailable = embeddedUnavailable();
+const skipped = unavailable ? ` (skipped: ${unavailable})` : "";
 
 const hello = defineWorkflow({
   kind: "hello",
@@ -46,7 +52,7 @@ const listening = (port: number) =>
     socket.once("error", () => resolve(false));
   });
 
-test("with the embedded PostgreSQL: after close no server process, port or data directory remains", async () => {
+test.skipIf(unavailable)(`with the embedded PostgreSQL: after close no server process, port or data directory remains${skipped}`, async () => {
   const saved = process.env.DATABASE_URL;
   delete process.env.DATABASE_URL;
   try {
@@ -95,7 +101,7 @@ test("with DATABASE_URL: the environment's database is created there and dropped
   }
 });
 
-test("close ends attempts left paused or killed, and still stops everything", async () => {
+test.skipIf(unavailable)(`close ends attempts left paused or killed, and still stops everything${skipped}`, async () => {
   const saved = process.env.DATABASE_URL;
   delete process.env.DATABASE_URL;
   try {

@@ -146,8 +146,11 @@ export class FaultPlan {
     };
     const wrapped: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(inner)) wrapped[name] = typeof value === "function" ? guard((value as (...args: never[]) => Promise<unknown>).bind(inner)) : value;
+    // Waiting has no effect to refuse: after close it answers at once, so a claim loop that was
+    // between claims reaches its refused claim (which it survives) instead of a rejected wait.
+    const waitForWork = async (timeoutMs: number): Promise<void> => (this.closed ? undefined : inner.waitForWork(timeoutMs));
     // Closing and stopping the session must still work after close.
-    return { ...(wrapped as Coordinator), renew, stopSession: inner.stopSession.bind(inner), close: inner.close.bind(inner) };
+    return { ...(wrapped as Coordinator), renew, waitForWork, stopSession: inner.stopSession.bind(inner), close: inner.close.bind(inner) };
   }
 
   /** Releases every stopped attempt (each ends with EnvironmentClosedError) and refuses further work. */
