@@ -296,14 +296,14 @@ function printTable(
     out(
       `${"engine".padEnd(17)}${"steps/s".padStart(9)}${"vs graphile tuned".padStart(19)}${"vs dbos tuned".padStart(15)}${"vs fl direct".padStart(14)}` +
         `${"stmts/step".padStart(12)}` +
-        `${"xacts/step".padStart(12)}${"rows ins/upd/del".padStart(18)}${"pg cpu ms".padStart(11)}${"worker cpu ms".padStart(15)}  settings`,
+        `${"xacts/step".padStart(12)}${"rows ins/upd/del".padStart(20)}${"pg cpu ms".padStart(11)}${"worker cpu ms".padStart(15)}  settings`,
     );
     for (const [engine, run] of throughput) {
       out(
         `${engine.padEnd(17)}${String(run.stepsPerS).padStart(9)}${ratio(run.stepsPerS, tuned).padStart(19)}${ratio(run.stepsPerS, dbosTuned).padStart(15)}` +
           `${ratio(run.stepsPerS, direct).padStart(14)}` +
           `${String(run.statementsPerStep).padStart(12)}${String(run.perStep.xactCommit).padStart(12)}` +
-          `${`${run.perStep.tupInserted}/${run.perStep.tupUpdated}/${run.perStep.tupDeleted}`.padStart(18)}${String(run.postgresCpuMsPerStep).padStart(11)}` +
+          `${`${run.perStep.tupInserted}/${run.perStep.tupUpdated}/${run.perStep.tupDeleted}`.padStart(20)}${String(run.postgresCpuMsPerStep).padStart(11)}` +
           `${String(run.workerCpuMsPerStep).padStart(15)}  ${run.settings}`,
       );
     }
