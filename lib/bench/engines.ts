@@ -212,10 +212,10 @@ const DBOS_QUEUE = "bench";
 const DBOS_ENQUEUE_CONNECTIONS = 4;
 
 /**
- * DBOS's settings. Both rows drain with as many processes and as much worker concurrency as
- * Fenceline's direct row. The defaults row leaves everything else at DBOS's defaults (queue
- * polling every 1,000 ms, system pool of 10, 3 dispatch lanes): each process then starts at most
- * `workerConcurrency` workflows per poll.
+ * DBOS's settings. Both rows drain with as many processes as Fenceline's direct row. The
+ * defaults row also takes its concurrency (workerConcurrency 50) and leaves everything else at
+ * DBOS's defaults (queue polling every 1,000 ms, system pool of 10, 3 dispatch lanes): each
+ * process then starts at most `workerConcurrency` workflows per poll.
  *
  * Tuned, tried on this machine (2 vCPU shared with seven other engineers' work; 2,000 steps,
  * 2 processes; the ratio to Fenceline's direct row in the same run, one run each):
@@ -272,7 +272,11 @@ async function dbos(name: "dbosDefault" | "dbosTuned"): Promise<EngineSetup> {
   const clientOn = async (max: number) => {
     const pool = createPool(db.url, { applicationName: "bench-dbos-client", max, schema: null });
     const client = await DBOSClient.create({ systemDatabaseUrl: db.url, systemDatabasePool: pool, applicationName: DBOS_APPLICATION, logger: dbosLogger });
-    return { client, pool, end: async () => void (await client.destroy(), await pool.end()) };
+    const end = async () => {
+      await client.destroy();
+      await pool.end();
+    };
+    return { client, pool, end };
   };
   // As many connections as the harness's own pool, which Fenceline's single enqueues use.
   const producer = await clientOn(4);
