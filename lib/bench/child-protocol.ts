@@ -24,6 +24,12 @@ export type ChildRole =
       readonly queue: string;
       readonly localConcurrency: number;
       readonly batchSize: number;
+    }
+  | {
+      readonly role: "dbos-worker";
+      readonly databaseUrl: string;
+      /** systemDatabasePoolSize; DBOS's default when unset. */
+      readonly poolSize?: number;
     };
 
 export type ChildMessage =
@@ -38,3 +44,9 @@ export const epochMs = (): number => performance.timeOrigin + performance.now();
 
 /** Payload field the producer stamps just before its enqueue call. */
 export const SENT_AT = "benchSentAtMs";
+
+/** DBOS's application name, on the producer's client and the workers: the queue and its workflows belong to it. */
+export const DBOS_APPLICATION = "fenceline-bench";
+
+/** The DBOS workflow the bench workers register: one step that concludes at once. */
+export const DBOS_WORKFLOW = "noop";

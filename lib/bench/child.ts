@@ -1,7 +1,8 @@
 /**
  * One benchmark child process: a worker of one engine (Fenceline over either transport,
- * graphile-worker, pg-boss) or Fenceline's worker-protocol server. The harness (lib/bench/cli.ts)
- * starts it with its role as JSON in FENCELINE_BENCH_CHILD and talks to it over IPC:
+ * graphile-worker, pg-boss, DBOS Transact) or Fenceline's worker-protocol server. The harness
+ * (lib/bench/cli.ts) starts it with its role as JSON in FENCELINE_BENCH_CHILD and talks to it
+ * over IPC:
  *
  *   child -> harness: ready {port?} · first-start {atMs} · report {statements, handlerCalls, samplesMs}
  *   harness -> child: report · stop
@@ -12,7 +13,7 @@
  */
 import { createServer } from "node:http";
 import pg from "pg";
-import { epochMs, SENT_AT, type ChildMessage, type ChildRole, type HarnessMessage } from "./child-protocol";
+import { DBOS_APPLICATION, DBOS_WORKFLOW, epochMs, SENT_AT, type ChildMessage, type ChildRole, type HarnessMessage } from "./child-protocol";
 
 let statements = 0;
 let handlerCalls = 0;
@@ -132,6 +133,28 @@ async function startPgBossWorker(role: Extract<ChildRole, { role: "pgboss-worker
   return () => boss.stop({ graceful: true, timeout: 10_000 });
 }
 
+async function startDbosWorker(role: Extract<ChildRole, { role: "dbos-worker" }>): Promise<() => Promise<void>> {
+  const { DBOS } = await import("@dbos-inc/dbos-sdk");
+  DBOS.setConfig({
+    name: DBOS_APPLICATION,
+    systemDatabaseUrl: role.databaseUrl,
+    // One executor per process, as DBOS asks of a self-hosted fleet: at launch an executor
+    // recovers the pending workflows of its ID, which would be its sibling's with a shared one.
+    executorID: `bench-${process.pid}`,
+    systemDatabasePoolSize: role.poolSize,
+    // The harness migrated the system database already.
+    runMigrations: false,
+    logLevel: "warn",
+  });
+  // One step, as Fenceline's bench workflow has: DBOS records the step's output, then the workflow's.
+  const noop = async (payload: unknown) => {
+    await DBOS.runStep(async () => handlerStarted(payload), { name: "only" });
+  };
+  DBOS.registerWorkflow(noop, { name: DBOS_WORKFLOW });
+  await DBOS.launch();
+  return () => DBOS.shutdown({ workflowCompletionTimeoutMS: 10_000 });
+}
+
 async function main(): Promise<void> {
   const raw = process.env.FENCELINE_BENCH_CHILD;
   if (!raw) throw new Error("FENCELINE_BENCH_CHILD is not set: this module is started by lib/bench/cli.ts");
@@ -143,7 +166,9 @@ async function main(): Promise<void> {
         ? await startProtocolServer(role)
         : role.role === "graphile-worker"
           ? await startGraphileWorker(role)
-          : await startPgBossWorker(role);
+          : role.role === "dbos-worker"
+            ? await startDbosWorker(role)
+            : await startPgBossWorker(role);
   if (role.role !== "protocol-server") send({ type: "ready" });
   process.on("message", (message: HarnessMessage) => {
     if (message.type === "report") send({ type: "report", statements, handlerCalls, samplesMs: samplesMs.splice(0) });

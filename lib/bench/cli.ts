@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: Fenceline side by side with graphile-worker and pg-boss on the same
- * PostgreSQL, in one run, each engine in its own fresh database, engines alternating.
+ * `npm run bench`: Fenceline side by side with graphile-worker, pg-boss and DBOS Transact on the
+ * same PostgreSQL, in one run, each engine in its own fresh database, engines alternating.
  *
  *   npm run bench                         all measurements, a readable table with ratios
  *   npm run bench -- --json               the same; the last stdout line is one JSON object
@@ -31,17 +31,25 @@ type Part = (typeof PARTS)[number];
 const DEFAULT_PARTS: readonly Part[] = ["throughput", "latency", "recovery", "dashboard"];
 const PROFILE_BATCH = 50;
 const QUIESCE_MS = 2_000;
-const THROUGHPUT_ENGINES: readonly EngineName[] = ["fencelineDirect", "graphileTuned", "fencelineHttp", "graphileDefault", "pgBoss"];
+const THROUGHPUT_ENGINES: readonly EngineName[] = ["fencelineDirect", "graphileTuned", "fencelineHttp", "dbosTuned", "graphileDefault", "pgBoss", "dbosDefault"];
 const LATENCY_RATE_PER_S = 50;
+/** Start latency's engines, one worker process each, by the key they have in the result. */
+const LATENCY_ENGINES = [
+  ["fenceline", "fencelineDirect"],
+  ["graphile", "graphileDefault"],
+  ["dbosTuned", "dbosTuned"],
+  ["dbosDefault", "dbosDefault"],
+] as const satisfies readonly (readonly [string, EngineName])[];
+type LatencyKey = (typeof LATENCY_ENGINES)[number][0];
 const THROUGHPUT_TIMEOUT_MS = 10 * 60_000;
 
 const { values } = command({
   name: "npm run bench",
-  summary: "runs Fenceline side by side with graphile-worker and pg-boss on the same PostgreSQL, each engine in a fresh database, and prints a table with ratios (progress goes to stderr).",
+  summary: "runs Fenceline side by side with graphile-worker, pg-boss and DBOS Transact on the same PostgreSQL, each engine in a fresh database, and prints a table with ratios (progress goes to stderr).",
   options: {
     json: { type: "boolean", description: "end with one JSON object on the last stdout line" },
     only: { type: "string", valueName: "parts", default: DEFAULT_PARTS.join(","), description: `measurements to run, from ${PARTS.join(", ")}` },
-    engines: { type: "string", valueName: "engines", default: THROUGHPUT_ENGINES.join(","), description: "throughput engines" },
+    engines: { type: "string", valueName: "engines", default: THROUGHPUT_ENGINES.join(","), description: `throughput engines, from ${THROUGHPUT_ENGINES.join(", ")}` },
     steps: { type: "string", valueName: "n", default: "20000", description: "no-op steps per throughput run" },
     scale: { type: "string", valueName: "x", default: "1", description: "dashboard seed size (1 = 1M steps, 10M lease events; generated once and kept)" },
     "latency-seconds": { type: "string", valueName: "s", default: "20", description: "length of each start-latency run" },
@@ -50,8 +58,8 @@ const { values } = command({
     "skip-analyze": { type: "boolean", description: "leave freshly filled tables without statistics (the state before autovacuum's first analyse)" },
   },
   environment: [
-    { name: "FENCELINE_BENCH_CONCURRENCY", default: "50", description: "attempts each Fenceline worker runs at once" },
-    { name: "FENCELINE_BENCH_PROCESSES", default: "2", description: "Fenceline worker processes" },
+    { name: "FENCELINE_BENCH_CONCURRENCY", default: "50", description: "attempts each Fenceline worker runs at once (and the DBOS defaults row's workerConcurrency)" },
+    { name: "FENCELINE_BENCH_PROCESSES", default: "2", description: "Fenceline's and DBOS's worker processes" },
     ...DATABASE_ENVIRONMENT.filter((variable) => variable.name !== "FENCELINE_DATABASE"),
   ],
   examples: ["npm run bench -- --json --rounds 3", "npm run bench -- --only throughput --engines fencelineDirect,graphileTuned --steps 2000"],
@@ -85,6 +93,7 @@ async function environment() {
     postgresSettings: { shared_buffers: rows[0]!.shared_buffers, synchronous_commit: rows[0]!.synchronous_commit },
     graphileWorker: versionOf("graphile-worker"),
     pgBoss: versionOf("pg-boss"),
+    dbos: versionOf("@dbos-inc/dbos-sdk"),
   };
 }
 
@@ -160,17 +169,14 @@ async function main(): Promise<void> {
   }
   const throughput = medianRuns(throughputRuns);
 
-  const latency = new Map<"fenceline" | "graphile", LatencyResult>();
-  const latencyRuns = new Map<"fenceline" | "graphile", LatencyResult[]>();
+  const latency = new Map<LatencyKey, LatencyResult>();
+  const latencyRuns = new Map<LatencyKey, LatencyResult[]>();
   if (parts.has("latency")) {
-    const pairs = [
-      ["fenceline", "fencelineDirect"],
-      ["graphile", "graphileDefault"],
-    ] as const;
     for (let r = 0; r < rounds; r += 1) {
-      // Alternate who goes first, and start each from a quiet server: right after the throughput
+      // Rotate who goes first, and start each from a quiet server: right after the throughput
       // runs the first one would otherwise share the machine with their checkpoint and vacuum.
-      for (const [key, engine] of r % 2 === 0 ? pairs : [...pairs].reverse()) {
+      const order = LATENCY_ENGINES.map((_, i) => LATENCY_ENGINES[(i + r) % LATENCY_ENGINES.length]!);
+      for (const [key, engine] of order) {
         await quiesce();
         log(`start latency ${engine} (${LATENCY_RATE_PER_S}/s for ${latencyMs / 1000} s, round ${r + 1}/${rounds})`);
         const result = await attempt(`start latency ${engine}`, () => measureStartLatency(engine, LATENCY_RATE_PER_S, latencyMs));
@@ -208,7 +214,12 @@ async function main(): Promise<void> {
     .filter((run) => run.engine === "fencelineDirect" || run.engine === "fencelineHttp")
     // Over HTTP the first process is the protocol server, not the worker.
     .flatMap((run) => (run.engine === "fencelineHttp" ? run.peakRssMb.slice(1) : run.peakRssMb));
+  const dbosRss = throughputRuns.filter((run) => run.engine === "dbosDefault" || run.engine === "dbosTuned").flatMap((run) => run.peakRssMb);
   const figure = (engine: EngineName) => throughput.get(engine)?.stepsPerS ?? null;
+  const ratioOf = (a: EngineName, b: EngineName) => {
+    const [x, y] = [figure(a), figure(b)];
+    return x && y ? round(x / y, 2) : null;
+  };
   const result = {
     throughput: {
       fencelineDirect: figure("fencelineDirect"),
@@ -216,6 +227,12 @@ async function main(): Promise<void> {
       graphileDefault: figure("graphileDefault"),
       graphileTuned: figure("graphileTuned"),
       pgBoss: figure("pgBoss"),
+      dbosDefault: figure("dbosDefault"),
+      dbosTuned: figure("dbosTuned"),
+    },
+    throughputRatios: {
+      fencelineDirectPerDbosTuned: ratioOf("fencelineDirect", "dbosTuned"),
+      fencelineHttpPerDbosTuned: ratioOf("fencelineHttp", "dbosTuned"),
     },
     startLatencyMs: Object.fromEntries([...latency].map(([key, value]) => [key, { p50: value.p50, p95: value.p95, p99: value.p99 }])),
     recoveryMs: recovery ? { fenceline: recovery.fencelineMs, graphileDefaultBound: recovery.graphileDefaultBoundMs, pgBossDefaultBound: recovery.pgBossDefaultBoundMs } : {},
@@ -228,6 +245,7 @@ async function main(): Promise<void> {
         }
       : {},
     workerRssMb: fencelineRss.length > 0 ? Math.max(...fencelineRss) : null,
+    dbosWorkerRssMb: dbosRss.length > 0 ? Math.max(...dbosRss) : null,
     run: {
       steps,
       rounds,
@@ -254,9 +272,13 @@ async function main(): Promise<void> {
 }
 
 function printTable(
-  result: { workerRssMb: number | null; run: { loadAverageBefore: number[]; loadAverageAfter: number[]; cpu: string; postgres: string; node: string; graphileWorker: string; pgBoss: string } },
+  result: {
+    workerRssMb: number | null;
+    dbosWorkerRssMb: number | null;
+    run: { loadAverageBefore: number[]; loadAverageAfter: number[]; cpu: string; postgres: string; node: string; graphileWorker: string; pgBoss: string; dbos: string };
+  },
   throughput: Map<EngineName, ThroughputResult>,
-  latency: Map<"fenceline" | "graphile", LatencyResult>,
+  latency: Map<LatencyKey, LatencyResult>,
   recovery: RecoveryResult | null,
   dashboard: DashboardResult | null,
   profile: ProfileResult | null,
@@ -264,24 +286,28 @@ function printTable(
   const out = (line = "") => process.stdout.write(`${line}\n`);
   const ratio = (a: number | undefined, b: number | undefined) => (a && b ? `${round(a / b, 2)}x` : "-");
   out(`Fenceline benchmarks — ${result.run.cpu}; PostgreSQL ${result.run.postgres}; node ${result.run.node}`);
-  out(`graphile-worker ${result.run.graphileWorker}, pg-boss ${result.run.pgBoss}; load average ${result.run.loadAverageBefore.join("/")} -> ${result.run.loadAverageAfter.join("/")}`);
+  out(`graphile-worker ${result.run.graphileWorker}, pg-boss ${result.run.pgBoss}, DBOS Transact ${result.run.dbos}; load average ${result.run.loadAverageBefore.join("/")} -> ${result.run.loadAverageAfter.join("/")}`);
   if (throughput.size > 0) {
     const tuned = throughput.get("graphileTuned")?.stepsPerS;
     const direct = throughput.get("fencelineDirect")?.stepsPerS;
+    const dbosTuned = throughput.get("dbosTuned")?.stepsPerS;
     out();
-    out("Throughput (no-op steps, first handler start to last completion in the database)");
+    out("Throughput (no-op steps, first handler start to last completion in the database; per step: statements, transactions, rows, CPU)");
     out(
-      `${"engine".padEnd(17)}${"steps/s".padStart(9)}${"vs graphile tuned".padStart(19)}${"vs fl direct".padStart(14)}${"stmts/step".padStart(12)}` +
-        `${"xacts/step".padStart(12)}${"pg cpu ms".padStart(11)}${"worker cpu ms".padStart(15)}  settings`,
+      `${"engine".padEnd(17)}${"steps/s".padStart(9)}${"vs graphile tuned".padStart(19)}${"vs dbos tuned".padStart(15)}${"vs fl direct".padStart(14)}` +
+        `${"stmts/step".padStart(12)}` +
+        `${"xacts/step".padStart(12)}${"rows ins/upd/del".padStart(20)}${"pg cpu ms".padStart(11)}${"worker cpu ms".padStart(15)}  settings`,
     );
     for (const [engine, run] of throughput) {
       out(
-        `${engine.padEnd(17)}${String(run.stepsPerS).padStart(9)}${ratio(run.stepsPerS, tuned).padStart(19)}${ratio(run.stepsPerS, direct).padStart(14)}` +
-          `${String(run.statementsPerStep).padStart(12)}${String(run.perStep.xactCommit).padStart(12)}${String(run.postgresCpuMsPerStep).padStart(11)}` +
+        `${engine.padEnd(17)}${String(run.stepsPerS).padStart(9)}${ratio(run.stepsPerS, tuned).padStart(19)}${ratio(run.stepsPerS, dbosTuned).padStart(15)}` +
+          `${ratio(run.stepsPerS, direct).padStart(14)}` +
+          `${String(run.statementsPerStep).padStart(12)}${String(run.perStep.xactCommit).padStart(12)}` +
+          `${`${run.perStep.tupInserted}/${run.perStep.tupUpdated}/${run.perStep.tupDeleted}`.padStart(20)}${String(run.postgresCpuMsPerStep).padStart(11)}` +
           `${String(run.workerCpuMsPerStep).padStart(15)}  ${run.settings}`,
       );
     }
-    out(`Fenceline worker peak RSS: ${result.workerRssMb ?? "-"} MiB`);
+    out(`Worker peak RSS: Fenceline ${result.workerRssMb ?? "-"} MiB, DBOS ${result.dbosWorkerRssMb ?? "-"} MiB`);
   }
   if (latency.size > 0) {
     out();
@@ -289,7 +315,9 @@ function printTable(
     for (const [key, value] of latency) out(`${key.padEnd(12)} p50 ${value.p50}  p95 ${value.p95}  p99 ${value.p99}  max ${value.max}  (enqueue call p50 ${value.enqueueP50})`);
     const fl = latency.get("fenceline")?.p99;
     const gw = latency.get("graphile")?.p99;
+    const db = latency.get("dbosTuned")?.p99;
     if (fl && gw) out(`p99 Fenceline / graphile-worker: ${ratio(fl, gw)}`);
+    if (fl && db) out(`p99 Fenceline / DBOS tuned: ${ratio(fl, db)}`);
   }
   if (recovery) {
     out();

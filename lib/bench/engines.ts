@@ -4,16 +4,20 @@
  * done, and name the worker processes that run it. Each engine gets its own database on the
  * same PostgreSQL, created afresh for every measurement and dropped after it.
  */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import type { DLogger } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { resolveDatabaseUrl } from "@/lib/db/database";
 import { deployMigrations } from "@/lib/db/migrate.mjs";
 import { createPool } from "@/lib/db/pool";
 import { benchDraft } from "./workflows";
 import { createWorkflows } from "@/lib/engine/workflow";
-import { SENT_AT, type ChildRole } from "./child-protocol";
+import { DBOS_APPLICATION, DBOS_WORKFLOW, SENT_AT, type ChildRole } from "./child-protocol";
 import { spawnChild, type BenchChild } from "./processes";
 
-export type EngineName = "fencelineDirect" | "fencelineHttp" | "graphileDefault" | "graphileTuned" | "pgBoss";
+export type EngineName = "fencelineDirect" | "fencelineHttp" | "graphileDefault" | "graphileTuned" | "pgBoss" | "dbosDefault" | "dbosTuned";
 
 export type EngineSetup = {
   readonly name: EngineName;
@@ -27,7 +31,8 @@ export type EngineSetup = {
   completed(): Promise<number>;
   /**
    * Starts the engine's worker processes (and first any server they need); resolves when all are
-   * ready. `processes` overrides Fenceline's worker process count (the peers' counts are fixed).
+   * ready. `processes` overrides Fenceline's and DBOS's worker process count (the queues' counts
+   * are fixed).
    */
   startWorkers(processes?: number): Promise<BenchChild[]>;
   drop(): Promise<void>;
@@ -203,6 +208,134 @@ async function pgBoss(): Promise<EngineSetup> {
   };
 }
 
+const DBOS_QUEUE = "bench";
+const DBOS_ENQUEUE_CONNECTIONS = 4;
+
+/**
+ * DBOS's settings. Both rows drain with as many processes as Fenceline's direct row. The
+ * defaults row also takes its concurrency (workerConcurrency 50) and leaves everything else at
+ * DBOS's defaults (queue polling every 1,000 ms, system pool of 10, 3 dispatch lanes): each
+ * process then starts at most `workerConcurrency` workflows per poll.
+ *
+ * Tuned, tried on this machine (2 vCPU shared with seven other engineers' work; 2,000 steps,
+ * 2 processes; the ratio to Fenceline's direct row in the same run, one run each):
+ *   workerConcurrency / minPollingIntervalMs / systemDatabasePoolSize   DBOS / Fenceline direct
+ *   50 / 1,000 / 10 (the defaults row)                                  79/s, (not paired)
+ *   50 / 50 / 10                                                        0.12
+ *   50 / 10 / 10                                                        0.13
+ *   50 / 10 / 25                                                        0.12
+ *   100 / 1 / 20                                                        0.12 (and 1,000 polls/s when idle)
+ *   200 / 10 / 20                                                       0.14  <- chosen
+ *   200 / 10 / 50                                                       0.13
+ *   500 / 10 / 50                                                       0.09
+ * maxConcurrentQueueDispatches stays at its default: it bounds lanes across queues, and there is
+ * one queue. The differences are within the machine's noise (load average 11-25 during these
+ * runs); what does not move is the cost per workflow: about 11 statements in 2 transactions
+ * (5.5 counted by PostgreSQL, its autocommit reads included), 2.5-3 ms of PostgreSQL CPU and
+ * 2-2.5 ms of worker CPU. The polling interval is what the defaults row pays for: a poll starts
+ * at most workerConcurrency workflows, so 1,000 ms caps each process at 50 workflows/s.
+ */
+const DBOS_TUNED = { workerConcurrency: 200, pollingIntervalMs: 10, poolSize: 20 } as const;
+
+/** DBOS's client logs to stdout by default; here its lines go to stderr, with the progress. */
+const dbosLogger: DLogger = {
+  info: (entry) => process.stderr.write(`[dbos] ${String(entry)}\n`),
+  debug: () => undefined,
+  warn: (entry) => process.stderr.write(`[dbos] ${String(entry)}\n`),
+  error: (entry) => process.stderr.write(`[dbos] ${String(entry)}\n`),
+};
+
+/**
+ * Creates DBOS's system tables out of band, as DBOS documents for a fleet (`dbos schema`), so the
+ * workers launch without migrating; its output goes to stderr.
+ */
+async function migrateDbos(url: string): Promise<void> {
+  const cli = fileURLToPath(new URL("../../node_modules/@dbos-inc/dbos-sdk/dist/src/cli/cli.js", import.meta.url));
+  const child = spawn(process.execPath, [cli, "schema", url], { stdio: ["ignore", 2, 2] });
+  const [code] = (await once(child, "exit")) as [number | null];
+  if (code !== 0) throw new Error(`dbos schema exited with ${code}`);
+}
+
+async function dbos(name: "dbosDefault" | "dbosTuned"): Promise<EngineSetup> {
+  const db = await freshDatabase(name, { peer: true });
+  const { DBOSClient } = await import("@dbos-inc/dbos-sdk");
+  await migrateDbos(db.url);
+  const tuned = name === "dbosTuned";
+  const workerConcurrency = tuned ? DBOS_TUNED.workerConcurrency : FENCELINE_CONCURRENCY;
+  const role: ChildRole = {
+    role: "dbos-worker",
+    databaseUrl: db.url,
+    poolSize: tuned ? DBOS_TUNED.poolSize : undefined,
+  };
+  // The client DBOS's docs give producers outside the application; the pool is ours, so that
+  // ending it flushes the enqueue's statistics before the run's counters are read.
+  const clientOn = async (max: number) => {
+    const pool = createPool(db.url, { applicationName: "bench-dbos-client", max, schema: null });
+    const client = await DBOSClient.create({ systemDatabaseUrl: db.url, systemDatabasePool: pool, applicationName: DBOS_APPLICATION, logger: dbosLogger });
+    const end = async () => {
+      await client.destroy();
+      await pool.end();
+    };
+    return { client, pool, end };
+  };
+  // As many connections as the harness's own pool, which Fenceline's single enqueues use.
+  const producer = await clientOn(4);
+  // The queue's configuration lives in the system database; the workers find it at launch.
+  await producer.client.registerQueue(DBOS_QUEUE, {
+    workerConcurrency,
+    minPollingIntervalMs: tuned ? DBOS_TUNED.pollingIntervalMs : undefined,
+    onConflict: "always_update",
+  });
+  const options = { queueName: DBOS_QUEUE, workflowName: DBOS_WORKFLOW };
+  return {
+    name,
+    settings: tuned
+      ? `${FENCELINE_PROCESSES} processes (1 for start latency), workerConcurrency ${workerConcurrency}, minPollingIntervalMs ${DBOS_TUNED.pollingIntervalMs}, ` +
+        `systemDatabasePoolSize ${DBOS_TUNED.poolSize}`
+      : `${FENCELINE_PROCESSES} processes (1 for start latency), workerConcurrency ${workerConcurrency}, defaults`,
+    databaseUrl: db.url,
+    pool: db.pool,
+    enqueueMany: async (count) => {
+      // DBOSClient has no bulk enqueue; enqueueInTransaction lets one transaction carry a batch,
+      // and a few connections fill the queue side by side.
+      const bulk = await clientOn(DBOS_ENQUEUE_CONNECTIONS);
+      let next = 0;
+      const fill = async () => {
+        const connection = await bulk.pool.connect();
+        try {
+          for (let offset = next; offset < count; offset = next) {
+            next += ENQUEUE_BATCH;
+            await connection.query("BEGIN");
+            for (let i = offset; i < Math.min(count, offset + ENQUEUE_BATCH); i += 1) await bulk.client.enqueueInTransaction(connection, options, { n: i });
+            await connection.query("COMMIT");
+          }
+        } finally {
+          connection.release();
+        }
+      };
+      try {
+        await Promise.all(Array.from({ length: DBOS_ENQUEUE_CONNECTIONS }, fill));
+      } finally {
+        await bulk.end();
+      }
+    },
+    enqueueOne: async (sentAtMs) => {
+      await producer.client.enqueue(options, { [SENT_AT]: sentAtMs });
+    },
+    completed: async () =>
+      Number((await db.pool.query<{ n: string }>("SELECT count(*) AS n FROM dbos.workflow_status WHERE queue_name = $1 AND status = 'SUCCESS'", [DBOS_QUEUE])).rows[0]!.n),
+    startWorkers: async (processes = FENCELINE_PROCESSES) => {
+      const children = Array.from({ length: processes }, () => spawnChild(role));
+      await Promise.all(children.map((child) => child.ready));
+      return children;
+    },
+    drop: async () => {
+      await producer.end();
+      await db.drop();
+    },
+  };
+}
+
 export function setUpEngine(name: EngineName): Promise<EngineSetup> {
   switch (name) {
     case "fencelineDirect":
@@ -213,5 +346,8 @@ export function setUpEngine(name: EngineName): Promise<EngineSetup> {
       return graphile(name);
     case "pgBoss":
       return pgBoss();
+    case "dbosDefault":
+    case "dbosTuned":
+      return dbos(name);
   }
 }
