@@ -1,0 +1,57 @@
+/**
+ * The database identity recorded with each epoch, against real PostgreSQL. A changed identity is
+ * made here by rewriting the current epoch's recorded timeline, as a database restored from
+ * another timeline would carry it; the real promotion is lib/scenarios/failover.scenario.test.ts.
+ */
+import { expect } from "vitest";
+import { dbTest as test } from "@/lib/db/test-database";
+import { checkDatabaseIdentity, followDatabaseIdentity } from "./epoch-identity";
+import { truncateEngineTables } from "./test-support";
+
+test.beforeEach(async ({ db }) => {
+  await truncateEngineTables(db.pool);
+  await db.pool.query("TRUNCATE epoch_transition, destination_block; DELETE FROM epoch WHERE id > 1");
+  await db.pool.query("UPDATE epoch SET system_identifier = DEFAULT, timeline = DEFAULT");
+});
+
+test("an epoch is stamped with the server's system identifier and the timeline it writes on", async ({ db }) => {
+  const { rows } = await db.pool.query<{ system: string; wal: string }>(
+    "SELECT system_identifier::text AS system, pg_walfile_name(pg_current_wal_insert_lsn()) AS wal FROM pg_control_system()",
+  );
+  const check = await checkDatabaseIdentity(db.pool);
+  expect(check.current).toEqual({ system: rows[0]!.system, timeline: parseInt(rows[0]!.wal.slice(0, 8), 16) });
+  expect(check.recorded).toEqual(check.current);
+  expect(check.changed).toBe(false);
+  expect(await followDatabaseIdentity(db.pool, { requestedBy: "test", drainTimeoutMs: 0 })).toBeNull();
+  expect((await db.pool.query("SELECT 1 FROM epoch_transition")).rowCount).toBe(0);
+});
+
+test("a changed timeline starts one epoch transition, audited with the change, and the new epoch is stamped", async ({ db }) => {
+  await db.pool.query("UPDATE epoch SET timeline = timeline + 7 WHERE id = 1");
+  const before = await checkDatabaseIdentity(db.pool);
+  expect(before.changed).toBe(true);
+
+  const outcomes: string[] = [];
+  const options = { requestedBy: "test", drainTimeoutMs: 0, recordOutcome: async (_client: unknown, outcome: { reason: string }) => void outcomes.push(outcome.reason) };
+  // Two coordinators notice it at once: one transition.
+  const followed = await Promise.all([followDatabaseIdentity(db.pool, options), followDatabaseIdentity(db.pool, options)]);
+  const transitions = followed.filter((result) => result !== null);
+  expect(transitions).toHaveLength(1);
+  const reason = `database identity changed: system ${before.current.system} timeline ${before.recorded.timeline} → ${before.current.timeline}`;
+  expect(outcomes).toEqual([reason]);
+  expect(transitions[0]!.transition).toMatchObject({ fromEpoch: 1n, toEpoch: 2n, state: "completed" });
+  const { rows } = await db.pool.query<{ reason: string; state: string }>("SELECT reason, state FROM epoch_transition");
+  expect(rows).toEqual([{ reason, state: "completed" }]);
+
+  const after = await checkDatabaseIdentity(db.pool);
+  expect(after).toMatchObject({ epoch: "2", recorded: before.current, changed: false });
+  expect(await followDatabaseIdentity(db.pool, options)).toBeNull();
+});
+
+test("another system identifier (a restore into another cluster) starts a transition too", async ({ db }) => {
+  await db.pool.query("UPDATE epoch SET system_identifier = system_identifier - 1 WHERE id = 1");
+  const followed = await followDatabaseIdentity(db.pool, { requestedBy: "test", drainTimeoutMs: 0 });
+  expect(followed?.transition.toEpoch).toBe(2n);
+  const { rows } = await db.pool.query<{ reason: string }>("SELECT reason FROM epoch_transition");
+  expect(rows[0]!.reason).toMatch(/^database identity changed: system \d+ → \d+ timeline \d+ → \d+$/);
+});

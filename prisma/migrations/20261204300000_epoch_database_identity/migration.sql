@@ -1,0 +1,31 @@
+-- The database's identity recorded with each epoch (docs/decisions/015-failover-is-a-restore-in-miniature.md).
+--
+-- A promoted standby keeps its primary's system identifier but writes on a new timeline; a
+-- restore into another cluster has another system identifier. Either way the terms handed out
+-- in the current epoch may not all be in this database, so every coordinator compares the
+-- identity recorded with the current epoch to the server's and starts an epoch transition when
+-- they differ. The columns default to the identity of the server that inserts the row, so an
+-- epoch is stamped in the same statement that opens it; the existing epochs get the identity of
+-- the server this migration runs on (the best knowledge there is).
+
+-- pg_control_system(): the cluster's system identifier, set by initdb, kept by pg_basebackup.
+CREATE FUNCTION "fl_database_system_identifier"() RETURNS BIGINT
+  LANGUAGE sql STABLE
+  AS $$ SELECT system_identifier FROM pg_control_system() $$;
+
+-- The timeline this server writes WAL on. pg_control_checkpoint() is not the source: after
+-- `pg_ctl promote` it still shows the old timeline until the next checkpoint completes (seen on
+-- PostgreSQL 15: timeline 1 for as long as no checkpoint ran), whereas the name of the WAL file
+-- being written carries the new one at once. A standby writes no WAL: there the last
+-- checkpoint's timeline is all there is, and nothing is stamped there anyway.
+CREATE FUNCTION "fl_database_timeline"() RETURNS INTEGER
+  LANGUAGE sql VOLATILE
+  AS $$
+    SELECT CASE WHEN pg_is_in_recovery() THEN (SELECT timeline_id FROM pg_control_checkpoint())
+                ELSE ('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::integer
+           END
+  $$;
+
+ALTER TABLE "epoch"
+  ADD COLUMN "system_identifier" BIGINT NOT NULL DEFAULT fl_database_system_identifier(),
+  ADD COLUMN "timeline" INTEGER NOT NULL DEFAULT fl_database_timeline();
