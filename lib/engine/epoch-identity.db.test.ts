@@ -6,7 +6,9 @@
 import { expect } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
 import { checkDatabaseIdentity, followDatabaseIdentity } from "./epoch-identity";
-import { truncateEngineTables } from "./test-support";
+import { claimSteps } from "./lease";
+import { registerSession } from "./session";
+import { createSingleStepWorkflows, servedFor, truncateEngineTables } from "./test-support";
 
 test.beforeEach(async ({ db }) => {
   await truncateEngineTables(db.pool);
@@ -54,4 +56,17 @@ test("another system identifier (a restore into another cluster) starts a transi
   expect(followed?.transition.toEpoch).toBe(2n);
   const { rows } = await db.pool.query<{ reason: string }>("SELECT reason FROM epoch_transition");
   expect(rows[0]!.reason).toMatch(/^database identity changed: system \d+ → \d+ timeline \d+ → \d+$/);
+});
+
+test("while the identity differs from the current epoch's, no term is handed out", async ({ db }) => {
+  await createSingleStepWorkflows(db.pool, 1, { adapter: "fenced", operation: "o", stepClass: "pure" });
+  const session = await registerSession(db.pool, "direct");
+  await db.pool.query("UPDATE epoch SET timeline = timeline + 1 WHERE id = 1");
+  await expect(claimSteps(db.pool, session, servedFor("fenced"), 1)).rejects.toMatchObject({ code: "FL001" });
+  const { rows } = await db.pool.query<{ state: string; fencing_term: string }>("SELECT state, fencing_term::text FROM step");
+  expect(rows).toEqual([{ state: "ready", fencing_term: "0" }]);
+
+  await followDatabaseIdentity(db.pool, { requestedBy: "test", drainTimeoutMs: 0 });
+  const [claimed] = await claimSteps(db.pool, session, servedFor("fenced"), 1);
+  expect({ epoch: claimed?.epoch, term: claimed?.fencingTerm }).toEqual({ epoch: 2n, term: 1n });
 });

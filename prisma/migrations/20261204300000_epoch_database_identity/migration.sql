@@ -29,3 +29,28 @@ CREATE FUNCTION "fl_database_timeline"() RETURNS INTEGER
 ALTER TABLE "epoch"
   ADD COLUMN "system_identifier" BIGINT NOT NULL DEFAULT fl_database_system_identifier(),
   ADD COLUMN "timeline" INTEGER NOT NULL DEFAULT fl_database_timeline();
+
+-- Between a promotion and the transition that follows it, a claim would hand out terms of the old
+-- epoch again: the ones the lost commits had handed out. Every attempt is the claim of a term, so
+-- an attempt may only be inserted while the server is the one the current epoch was opened on;
+-- otherwise the claim fails (SQLSTATE FL001) and is retried after the transition. Row-level: an
+-- empty claim pays nothing.
+CREATE FUNCTION "fl_refuse_term_on_changed_identity"() RETURNS TRIGGER
+  LANGUAGE plpgsql
+  AS $$
+DECLARE
+  recorded record;
+BEGIN
+  SELECT e.id, e.system_identifier, e.timeline INTO recorded FROM epoch e WHERE e.id = fl_current_epoch();
+  IF recorded.system_identifier <> fl_database_system_identifier() OR recorded.timeline <> fl_database_timeline() THEN
+    RAISE EXCEPTION 'database identity changed since epoch % was opened (system %, timeline % → %): no fencing term until an epoch transition',
+      recorded.id, fl_database_system_identifier(), recorded.timeline, fl_database_timeline()
+      USING ERRCODE = 'FL001';
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER "attempt_refused_on_changed_identity"
+  BEFORE INSERT ON "attempt"
+  FOR EACH ROW EXECUTE FUNCTION fl_refuse_term_on_changed_identity();
