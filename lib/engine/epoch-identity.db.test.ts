@@ -70,3 +70,18 @@ test("while the identity differs from the current epoch's, no term is handed out
   const [claimed] = await claimSteps(db.pool, session, servedFor("fenced"), 1);
   expect({ epoch: claimed?.epoch, term: claimed?.fencingTerm }).toEqual({ epoch: 2n, term: 1n });
 });
+
+test("a connection that cached the system identifier still refuses a term once the recorded one differs", async ({ db }) => {
+  await createSingleStepWorkflows(db.pool, 2, { adapter: "fenced", operation: "o", stepClass: "pure" });
+  const client = await db.pool.connect();
+  try {
+    const session = await registerSession(client, "direct");
+    // The first claim on this connection caches the server's system identifier in the session.
+    expect(await claimSteps(client, session, servedFor("fenced"), 1)).toHaveLength(1);
+    expect((await client.query<{ cached: string }>("SELECT current_setting('fenceline.system_identifier') AS cached")).rows[0]!.cached).toMatch(/^\d+$/);
+    await client.query("UPDATE epoch SET system_identifier = system_identifier + 1 WHERE id = 1");
+    await expect(claimSteps(client, session, servedFor("fenced"), 1)).rejects.toMatchObject({ code: "FL001" });
+  } finally {
+    client.release();
+  }
+});
