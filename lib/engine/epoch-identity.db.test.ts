@@ -85,3 +85,25 @@ test("a connection that cached the system identifier still refuses a term once t
     client.release();
   }
 });
+
+test("a transition left open under the old identity is abandoned, and the change gets its own", async ({ db }) => {
+  // Begun on the old primary (timeline one below), its process gone with it.
+  await db.pool.query(`INSERT INTO epoch_transition (from_epoch, reason, requested_by, timeline) SELECT 1, 'manual', 'cli', timeline - 1 FROM epoch WHERE id = 1`);
+  await db.pool.query("UPDATE epoch SET timeline = timeline - 1 WHERE id = 1");
+  const followed = await followDatabaseIdentity(db.pool, { requestedBy: "test", drainTimeoutMs: 0 });
+  expect(followed?.transition).toMatchObject({ toEpoch: 2n, state: "completed" });
+  const { rows } = await db.pool.query<{ reason: string; state: string; error: string | null }>(
+    "SELECT reason, state, destinations ->> 'error' AS error FROM epoch_transition ORDER BY id",
+  );
+  expect(rows).toEqual([
+    { reason: "manual", state: "failed", error: expect.stringMatching(/^left open by a failover: database identity changed/) },
+    { reason: expect.stringMatching(/^database identity changed/), state: "completed", error: null },
+  ]);
+});
+
+test("an open transition under the server's own identity is left alone", async ({ db }) => {
+  await db.pool.query(`INSERT INTO epoch_transition (from_epoch, reason, requested_by) VALUES (1, 'manual', 'cli')`);
+  await db.pool.query("UPDATE epoch SET timeline = timeline - 1 WHERE id = 1");
+  expect(await followDatabaseIdentity(db.pool, { requestedBy: "test", drainTimeoutMs: 0 })).toBeNull();
+  expect((await db.pool.query("SELECT state FROM epoch_transition")).rows).toEqual([{ state: "stopping" }]);
+});

@@ -61,6 +61,7 @@ export async function followDatabaseIdentity(pool: Pool, options: FollowOptions)
     try {
       const check = await checkDatabaseIdentity(client);
       if (!check.changed) return null;
+      await run(client, sql.abandonOrphanedTransition, [`left open by a failover: ${identityChangeReason(check.recorded, check.current)}`]);
       const transition = await runEpochTransition(pool, {
         ...options,
         reason: identityChangeReason(check.recorded, check.current),

@@ -30,3 +30,18 @@ export const releaseIdentityLock: NamedSql = {
   name: "fl_release_identity_lock",
   text: `SELECT pg_advisory_unlock(hashtextextended('fenceline.epoch-identity', 0))`,
 };
+
+/**
+ * Ends as failed ($1 why) an open transition begun under another database identity than the
+ * server's: its process ran against the old primary and is gone with it, and while it is open no
+ * step is claimed. Returns the abandoned transition's id.
+ */
+export const abandonOrphanedTransition: NamedSql = {
+  name: "fl_abandon_orphaned_epoch_transition",
+  text: `
+UPDATE epoch_transition
+SET state = 'failed', finished_at = now(), destinations = destinations || jsonb_build_object('error', $1::text)
+WHERE finished_at IS NULL
+  AND (system_identifier <> fl_database_system_identifier() OR timeline <> fl_database_timeline())
+RETURNING id::text`,
+};

@@ -63,3 +63,11 @@ $$;
 CREATE TRIGGER "attempt_refused_on_changed_identity"
   BEFORE INSERT ON "attempt"
   FOR EACH ROW EXECUTE FUNCTION fl_refuse_term_on_changed_identity();
+
+-- A transition records the identity it began under. One left open by a failover (begun on the old
+-- primary, whose process is gone with it) would stop every claim on the promoted standby for
+-- good; an open transition begun under another identity than the server's is abandoned by the
+-- coordinator that follows the change (lib/engine/sql/epoch-identity.ts).
+ALTER TABLE "epoch_transition"
+  ADD COLUMN "system_identifier" BIGINT NOT NULL DEFAULT fl_database_system_identifier(),
+  ADD COLUMN "timeline" INTEGER NOT NULL DEFAULT fl_database_timeline();
