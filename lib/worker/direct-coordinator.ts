@@ -19,6 +19,7 @@ import type { Coordinator } from "./coordinator";
 
 const READY_CHANNEL = "fenceline_step_ready";
 
+/** How the direct coordinator runs the epoch transition that a changed database identity calls for. */
 export type DirectCoordinatorOptions = {
   /** How long in-flight attempts get to finish when a changed database identity starts an epoch transition. */
   readonly epochDrainTimeoutMs?: number;
@@ -26,6 +27,7 @@ export type DirectCoordinatorOptions = {
   readonly requestedBy?: string;
 };
 
+/** A coordinator on `pool`; closing it waits for an epoch transition it is running. */
 export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions = {}): Coordinator {
   let following: Promise<void> | null = null;
   const followIdentity = () => {
