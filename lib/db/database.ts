@@ -17,6 +17,7 @@ import pg from "pg";
 import { integerFromEnv, SettingError } from "../env";
 import { joinClusterUsers, leaveClusterUsers, otherClusterUsers } from "./cluster-users";
 import { connectionProblem } from "./connection-error";
+import { isHostList } from "./host-list";
 
 const execFileAsync = promisify(execFile);
 
@@ -59,6 +60,8 @@ export interface ResolveOptions {
 export async function resolveDatabaseUrl(options: ResolveOptions = {}): Promise<ResolvedDatabase> {
   if (options.fresh && !options.database) throw new Error("fresh needs an explicit database name");
   const configured = process.env.DATABASE_URL;
+  // A list of hosts (a primary and its standbys) names a database that exists; it is used as given.
+  if (configured && isHostList(configured)) return { url: configured, embedded: false, stop: async () => {} };
   if (configured) {
     if (!URL.canParse(configured)) throw new SettingError("DATABASE_URL is not a URL (postgresql://user:password@host:port/database)");
     const url = options.database ? withDatabase(configured, options.database) : configured;

@@ -8,6 +8,7 @@
 import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@/lib/generated/prisma/client";
+import { hostListClient, parseHostList } from "./host-list";
 import { engineSchema, searchPathOption } from "./schema.mjs";
 
 export interface PoolOptions {
@@ -25,8 +26,11 @@ export interface PoolOptions {
 const DEFAULT_POOL_SIZE = 5;
 
 export function createPool(connectionString: string, { applicationName, max = DEFAULT_POOL_SIZE, schema = engineSchema() }: PoolOptions): pg.Pool {
+  // Several hosts (a primary and its standbys): each connection finds the one to use (host-list.ts).
+  const hostList = parseHostList(connectionString);
   const created = new pg.Pool({
-    connectionString,
+    connectionString: hostList?.urls[0] ?? connectionString,
+    ...(hostList ? { Client: hostListClient(hostList) } : {}),
     application_name: applicationName,
     max,
     idleTimeoutMillis: 10_000,

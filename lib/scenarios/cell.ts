@@ -9,6 +9,7 @@ import { createStepClass } from "@/lib/engine/test-support";
 import { createWorkflows } from "@/lib/engine/workflow";
 import { SCENARIO_CLASS } from "./definitions";
 import type { ThrowawayCluster } from "./cluster";
+import type { StandbyPair } from "./standby-pair";
 import { DestinationProcess, spawnWorker, stopProcesses, waitUntil, type Spawned, type WorkerOptions } from "./processes";
 import { seededRandom } from "@/lib/demo/destination/faults";
 import { TIMING, type Contract, type FaultKind } from "./types";
@@ -27,6 +28,10 @@ export class Cell {
   readonly latencyProbes: LatencyProbe[] = [];
   readonly failures: string[] = [];
   readonly notes: string[] = [];
+  /** Acknowledged workflows a fault script showed lost for a reason it states (an asynchronous failover). */
+  readonly excused = new Set<string>();
+  /** Figures a fault script measured, for the cell's detail. */
+  readonly figures: Record<string, unknown> = {};
   /** Workers whose death would be a finding (they were never meant to be killed). */
   readonly mustSurvive = new Set<Spawned>();
   readonly random: () => number;
@@ -40,6 +45,7 @@ export class Cell {
     readonly destinationUrl: string,
     readonly destination: DestinationProcess,
     readonly cluster: ThrowawayCluster | null,
+    readonly standbyPair: StandbyPair | null = null,
   ) {
     this.engine = createPool(engineUrl, { applicationName: "fl-scenario-harness", max: 4 });
     this.destinationPool = createPool(destinationUrl, { applicationName: "fl-scenario-checker", max: 2 });
@@ -53,9 +59,10 @@ export class Cell {
     engineUrl: string;
     destinationUrl: string;
     cluster: ThrowawayCluster | null;
+    standbyPair?: StandbyPair | null;
   }): Promise<Cell> {
     const destination = await DestinationProcess.start(options.destinationUrl);
-    const cell = new Cell(options.fault, options.contract, options.seed, options.engineUrl, options.destinationUrl, destination, options.cluster);
+    const cell = new Cell(options.fault, options.contract, options.seed, options.engineUrl, options.destinationUrl, destination, options.cluster, options.standbyPair);
     await createStepClass(cell.engine, SCENARIO_CLASS, {
       leaseTtlMs: TIMING.leaseTtlMs,
       renewEveryMs: TIMING.renewEveryMs,
@@ -78,6 +85,14 @@ export class Cell {
 
   note(line: string): void {
     this.notes.push(line);
+  }
+
+  excuse(workflowId: string): void {
+    this.excused.add(workflowId);
+  }
+
+  figure(name: string, value: unknown): void {
+    this.figures[name] = value;
   }
 
   fail(reason: string): void {

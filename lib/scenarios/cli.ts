@@ -10,7 +10,8 @@
  *   npm run scenarios -- --seed 42                     a fixed seed (default: random, printed)
  *   npm run scenarios -- --parallel 2                  cells at once (default 1; 2 cores are tight)
  *
- * Faults: kill, pause, drop-response, conn-kill, db-restart, clock-offset, dup-recoverers.
+ * Faults: kill, pause, drop-response, conn-kill, db-restart, clock-offset, dup-recoverers, restore,
+ * failover-sync, failover-async (these two against fenced and idempotent only).
  * Contracts: fenced, idempotent, queryable, opaque. Exits 1 if any cell failed; each failure
  * prints the command that replays it.
  */

@@ -73,7 +73,7 @@ export async function cellDatabases(serverUrl: string, label: string, engineServ
 }
 
 /** A fresh database with the migrations applied (for servers that have no template). */
-async function migratedDatabase(serverUrl: string, label: string): Promise<string> {
+export async function migratedDatabase(serverUrl: string, label: string): Promise<string> {
   const url = await createEmptyDatabase(serverUrl, label);
   await deployMigrations(url);
   return url;
@@ -153,17 +153,23 @@ export class ThrowawayCluster {
     return this.exec("pg_ctl", ["-D", this.dataDir, ...args]);
   }
 
-  private async exec(binary: string, args: string[]): Promise<void> {
-    try {
-      await execFileAsync(path.join(PG_BIN, binary), args, { ...this.runAs, cwd: this.dir, timeout: 120_000 });
-    } catch (error) {
-      const stderr = (error as { stderr?: string }).stderr?.trim();
-      throw new Error(`${binary} ${args.join(" ")} failed: ${stderr || String(error)}`, { cause: error });
-    }
+  private exec(binary: string, args: string[]): Promise<void> {
+    return runPgBinary(binary, args, { ...this.runAs, cwd: this.dir });
   }
 }
 
-async function postgresUser(): Promise<{ uid?: number; gid?: number }> {
+/** Runs one of PG_BIN's programs (as `runAs`, in `cwd`); its stderr becomes the error's message. */
+export async function runPgBinary(binary: string, args: string[], options: { uid?: number; gid?: number; cwd: string }): Promise<void> {
+  try {
+    await execFileAsync(path.join(PG_BIN, binary), args, { ...options, timeout: 120_000 });
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr?.trim();
+    throw new Error(`${binary} ${args.join(" ")} failed: ${stderr || String(error)}`, { cause: error });
+  }
+}
+
+/** As root, PostgreSQL's programs run as the `postgres` OS user (the server refuses root). */
+export async function postgresUser(): Promise<{ uid?: number; gid?: number }> {
   if (userInfo().uid !== 0) return {};
   const [uid, gid] = await Promise.all([execFileAsync("id", ["-u", "postgres"]), execFileAsync("id", ["-g", "postgres"])]);
   return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };

@@ -8,6 +8,7 @@ import { checkpointNames } from "@/lib/worker/hooks";
 import type { Cell } from "./cell";
 import { checkpointLine, measureClockOffset, parseCheckpoint, sleep, waitUntil, type Spawned } from "./processes";
 import { TIMING, type FaultKind } from "./types";
+import { failover } from "./failover";
 import { runRestoreDrill } from "./restore";
 
 /** How long the destination holds a paused worker's request: past TTL + scan + the rescuer's retry. */
@@ -234,6 +235,8 @@ export const scripts: Record<FaultKind, Script> = {
   "clock-offset": clockOffset,
   "dup-recoverers": dupRecoverers,
   restore,
+  "failover-sync": failover(true),
+  "failover-async": failover(false),
 };
 
 /** Faults whose cells must show a stale worker's write being refused. */

@@ -8,9 +8,10 @@ import { prepareTemplate } from "@/lib/db/test-template";
 import { Cell } from "./cell";
 import { checkInvariants } from "./checker";
 import { cellDatabases, ThrowawayCluster } from "./cluster";
+import { StandbyPair } from "./standby-pair";
 import { measuresLatency, mustRejectStaleWrites, scripts } from "./faults";
 import { summarizeLatency } from "./report";
-import { appliesTo, CONTRACTS, FAULTS, recoveryBoundMs, type CellResult, type Contract, type FaultKind } from "./types";
+import { appliesTo, CONTRACTS, FAULTS, isFailover, recoveryBoundMs, type CellResult, type Contract, type FaultKind } from "./types";
 
 export type Environment = {
   /** URL of the `postgres` database on the server that holds cell databases and the template. */
@@ -64,11 +65,18 @@ export async function runCell(environment: Environment, fault: FaultKind, contra
   const startedAt = Date.now();
   const seed = deriveSeed(runSeed, fault, contract);
   const cluster = fault === "db-restart" ? await environment.cluster() : null;
-  const databases = await cellDatabases(environment.serverUrl, `${fault.replaceAll("-", "_")}_${contract}`, cluster?.serverUrl ?? environment.serverUrl);
+  // A failover leaves its primary dead: every failover cell gets a pair of its own.
+  const standbyPair = isFailover(fault) ? await StandbyPair.start({ synchronous: fault === "failover-sync" }) : null;
+  const engineServerUrl = standbyPair?.primaryServerUrl ?? cluster?.serverUrl ?? environment.serverUrl;
+  const databases = await cellDatabases(environment.serverUrl, `${fault.replaceAll("-", "_")}_${contract}`, engineServerUrl).catch(async (error: unknown) => {
+    await standbyPair?.destroy();
+    throw error;
+  });
+  const engineUrl = standbyPair ? standbyPair.hostList(databases.engineUrl) : databases.engineUrl;
   let cell: Cell | null = null;
   const harnessErrors: string[] = [];
   try {
-    cell = await Cell.open({ fault, contract, seed, engineUrl: databases.engineUrl, destinationUrl: databases.destinationUrl, cluster });
+    cell = await Cell.open({ fault, contract, seed, engineUrl, destinationUrl: databases.destinationUrl, cluster, standbyPair });
     try {
       await scripts[fault](cell);
     } catch (error) {
@@ -104,6 +112,7 @@ export async function runCell(environment: Environment, fault: FaultKind, contra
     await cell?.close().catch(() => undefined);
     if (process.env.FENCELINE_SCENARIO_KEEP_DATABASES !== "1") await databases.drop();
     else log(`kept databases ${databases.engineUrl} ${databases.destinationUrl}`);
+    await standbyPair?.destroy();
   }
 }
 
@@ -116,7 +125,8 @@ async function finish(
   startedAt: number,
   harnessErrors: string[],
 ): Promise<CellResult> {
-  const checked = await checkInvariants({ engine: cell.engine, destination: cell.destinationPool, acknowledgedWorkflowIds: cell.workflowIds });
+  const acknowledgedWorkflowIds = cell.workflowIds.filter((id) => !cell.excused.has(id));
+  const checked = await checkInvariants({ engine: cell.engine, destination: cell.destinationPool, acknowledgedWorkflowIds });
   const bound = recoveryBoundMs();
   const samples = measuresLatency.has(fault) ? await latencySamples(cell) : [];
   const latency = summarizeLatency(samples, bound);
@@ -145,7 +155,7 @@ async function finish(
     unknownOutsideReview: checked.unknownOutsideReview,
     recoveryLatencyMs: latency,
     latencySamples: samples,
-    detail: { ...checked.detail, ...(cell.notes.length > 0 ? { notes: cell.notes } : {}) },
+    detail: { ...checked.detail, ...cell.figures, ...(cell.notes.length > 0 ? { notes: cell.notes } : {}) },
     replay: replayCommand(fault, contract, runSeed),
   };
 }

@@ -23,14 +23,28 @@ export const FAULTS = [
    * destination accepts its write without an epoch transition, and refuses it with one.
    */
   "restore",
+  /**
+   * Kill the engine database's primary under traffic (SIGKILL) and promote its streaming standby
+   * (pg_basebackup + pg_ctl promote); synchronous replication: nothing acknowledged may be lost.
+   */
+  "failover-sync",
+  /** The same with asynchronous replication and a standby held behind: what is lost is counted and explained. */
+  "failover-async",
 ] as const;
 export type FaultKind = (typeof FAULTS)[number];
 
 export const CONTRACTS = ["fenced", "idempotent", "queryable", "opaque"] as const;
 export type Contract = (typeof CONTRACTS)[number];
 
-/** The restore drill is about fencing terms, which only the fenced destination checks. */
-export const appliesTo = (fault: FaultKind, contract: Contract): boolean => fault !== "restore" || contract === "fenced";
+export const isFailover = (fault: FaultKind): boolean => fault === "failover-sync" || fault === "failover-async";
+
+/**
+ * The restore drill is about fencing terms, which only the fenced destination checks. The
+ * failover cells run where a repeated request is harmless (fenced and idempotent destinations):
+ * a queryable or opaque one cannot tell a request the lost commits made from its repeat.
+ */
+export const appliesTo = (fault: FaultKind, contract: Contract): boolean =>
+  fault === "restore" ? contract === "fenced" : isFailover(fault) ? contract === "fenced" || contract === "idempotent" : true;
 
 export const isFault = (value: string): value is FaultKind => (FAULTS as readonly string[]).includes(value);
 export const isContract = (value: string): value is Contract => (CONTRACTS as readonly string[]).includes(value);

@@ -1,5 +1,13 @@
-/** The direct database transport: engine functions over a pg pool, woken by LISTEN/NOTIFY. */
+/**
+ * The direct database transport: engine functions over a pg pool, woken by LISTEN/NOTIFY. It is
+ * also where a coordinator notices a failover: on start and with every recovery pass it compares
+ * the database's identity with the one recorded with the current epoch (lib/engine/epoch-identity.ts)
+ * and, when it changed, runs the epoch transition in the background, so the recovery passes that
+ * end the dead leases the transition waits for go on.
+ */
 import type { Pool, PoolClient } from "pg";
+import { auditEpochTransition } from "@/lib/audit/append";
+import { followDatabaseIdentity, identityChangeReason } from "@/lib/engine/epoch-identity";
 import { beginInvocation, observeEffectAbsent, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
 import { postLateObservation } from "@/lib/engine/late-observation";
 import { claimSteps, releaseLease, renewLeases } from "@/lib/engine/lease";
@@ -11,7 +19,36 @@ import type { Coordinator } from "./coordinator";
 
 const READY_CHANNEL = "fenceline_step_ready";
 
-export function directCoordinator(pool: Pool): Coordinator {
+/** How the direct coordinator runs the epoch transition that a changed database identity calls for. */
+export type DirectCoordinatorOptions = {
+  /** How long in-flight attempts get to finish when a changed database identity starts an epoch transition. */
+  readonly epochDrainTimeoutMs?: number;
+  /** Who such a transition is audited as requested by; default `coordinator:<FENCELINE_PROCESS or pid>`. */
+  readonly requestedBy?: string;
+};
+
+/** A coordinator on `pool`; closing it waits for an epoch transition it is running. */
+export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions = {}): Coordinator {
+  let following: Promise<void> | null = null;
+  const followIdentity = () => {
+    following ??= followDatabaseIdentity(pool, {
+      requestedBy: options.requestedBy ?? `coordinator:${process.env.FENCELINE_PROCESS ?? process.pid}`,
+      drainTimeoutMs: options.epochDrainTimeoutMs,
+      recordOutcome: auditEpochTransition,
+    })
+      .then((followed) => {
+        if (!followed) return;
+        const { check, transition } = followed;
+        process.stderr.write(
+          `FENCELINE_EPOCH_FOLLOWED ${identityChangeReason(check.recorded, check.current)}: epoch ${transition.fromEpoch} → ${transition.toEpoch} ${transition.state}\n`,
+        );
+      })
+      // A database that does not answer fails the next check too; the next pass tries again.
+      .catch((error: unknown) => void process.stderr.write(`[coordinator] database identity check failed: ${error instanceof Error ? error.message : String(error)}\n`))
+      .finally(() => {
+        following = null;
+      });
+  };
   let listener: PoolClient | null = null;
   let listening: Promise<void> | null = null;
   let stopListening: () => Promise<void> = async () => undefined;
@@ -54,7 +91,10 @@ export function directCoordinator(pool: Pool): Coordinator {
 
   return {
     transport: "direct",
-    registerSession: (registration) => registerWorkerSession(pool, { transport: "direct", registration }),
+    registerSession: (registration) => {
+      followIdentity();
+      return registerWorkerSession(pool, { transport: "direct", registration });
+    },
     heartbeat: (sessionId) => heartbeatSession(pool, sessionId),
     stopSession: (sessionId, reason) => stopSession(pool, sessionId, reason),
     claim: (sessionId, served, limit) => claimSteps(pool, sessionId, served, limit),
@@ -74,8 +114,10 @@ export function directCoordinator(pool: Pool): Coordinator {
     postLateObservation: async (lease, observation) => {
       await postLateObservation(pool, lease, observation);
     },
-    recover: async (decidedBy, batchSize) =>
-      (await runRecoveryScan(pool, { decidedBy, batchSize })).length + (await sweepPermits(pool, batchSize)),
+    recover: async (decidedBy, batchSize) => {
+      followIdentity();
+      return (await runRecoveryScan(pool, { decidedBy, batchSize })).length + (await sweepPermits(pool, batchSize));
+    },
     waitForWork: async (timeoutMs) => {
       await listen();
       if (missed) {
@@ -96,6 +138,7 @@ export function directCoordinator(pool: Pool): Coordinator {
     },
     close: async () => {
       wakeAll();
+      await following;
       if (listener) {
         listener = null;
         await stopListening();
