@@ -114,6 +114,8 @@ async function generate(client: pg.Client, workflows: number, log: (line: string
     [tables],
   );
   for (const { indexname } of indexes) await client.query(`DROP INDEX ${pg.escapeIdentifier(indexname)}`);
+  // The history's months exist before it is written, so no row lands in a default partition.
+  await client.query(`SELECT fl_ensure_history_partitions(now() - interval '${HISTORY_DAYS + 1} days', now())`);
 
   const timed = async (label: string, sql: string) => {
     const startedAt = performance.now();
