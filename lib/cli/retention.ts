@@ -3,10 +3,11 @@
  * tables' partitions for the months ahead, then drops the months of audit detail older than
  * FENCELINE_RETENTION_DAYS (default 30) that no unsettled step needs. Run it daily (cron, a
  * systemd timer); a missed run only keeps history longer and sends new rows to the default
- * partition, from which the next run moves them.
+ * partition, from which the next run moves them. It ends by analysing the partitioned parents,
+ * which autovacuum never does.
  */
 import { createPool } from "@/lib/db/pool";
-import { dropExpiredHistory, ensureHistoryPartitions } from "@/lib/engine/retention";
+import { analyzeHistory, dropExpiredHistory, ensureHistoryPartitions } from "@/lib/engine/retention";
 import { integerFromEnv } from "@/lib/env";
 import { command, DATABASE_ENVIRONMENT, resolveAppDatabase } from "./command";
 
@@ -24,6 +25,7 @@ const pool = createPool((await resolveAppDatabase()).url, { applicationName: "fe
 try {
   const created = await ensureHistoryPartitions(pool);
   const expired = await dropExpiredHistory(pool, { keepMs });
+  await analyzeHistory(pool);
   console.log(
     JSON.stringify({
       keptDays: keepMs / 86_400_000,

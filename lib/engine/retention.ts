@@ -58,3 +58,8 @@ export async function dropExpiredHistory(pool: Pool, policy: RetentionPolicy): P
     return rows.map((row) => ({ table: row.table_name, partition: row.partition_name, rows: row.rows, heldBySteps: row.held_by_steps, dropped: row.dropped }));
   });
 }
+
+/** Refreshes the history parents' statistics, which autovacuum leaves alone; after maintenance. */
+export async function analyzeHistory(pool: Pool): Promise<void> {
+  await pool.query(sql.analyzeHistory);
+}

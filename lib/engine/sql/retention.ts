@@ -24,3 +24,9 @@ export const dropExpiredHistoryPartitions: NamedSql = {
 SELECT table_name, partition_name, rows::int, held_by_steps::int, dropped
 FROM fl_drop_expired_history_partitions(now() - $1::bigint * interval '1 millisecond', $2::text[])`,
 };
+
+/**
+ * Autovacuum analyses partitions but never a partitioned parent, and the planner estimates a
+ * query over the parent (a step's history, the metrics' ranges) from the parent's statistics.
+ */
+export const analyzeHistory = "ANALYZE lease_event, fencing_rejection, late_observation, recovery_decision";
