@@ -1,3 +1,5 @@
+-- Decision 017: a read by step_id (not the partition key) over a year of history in monthly against daily partitions.
+-- Run against a scratch server: PGPASSWORD=... psql -h 127.0.0.1 -U postgres -d postgres -f docs/decisions/017-partition-granularity-probe.sql
 DROP DATABASE IF EXISTS history_partition_probe;
 CREATE DATABASE history_partition_probe;
 \c history_partition_probe
