@@ -1,6 +1,6 @@
 /**
  * Staff reads off the primary (decision 017). DATABASE_READ_URL may name a replica (a streaming
- * standby, possibly lagging); `readPool()` connects there, or to DATABASE_URL when it is unset.
+ * standby, possibly lagging); `readPool()` connects there, or is the primary's pool when unset.
  * Only staff views read through it: engineer views, metrics, the review queue, the overview.
  *
  * What decides a lease, a claim, a fence, a recovery or a review resolution, and every write,
@@ -9,7 +9,7 @@
  * the transactions the engine runs in. Staff reads take a `StaffReadable`: either pool.
  */
 import type pg from "pg";
-import { createPool, processName, type PoolOptions } from "./pool";
+import { createPool, pool, processName, type PoolOptions } from "./pool";
 
 declare const replica: unique symbol;
 
@@ -33,9 +33,14 @@ export function createReadPool(connectionString: string, options: PoolOptions): 
 // On globalThis, as pool() is, so `next dev` reloads reuse it.
 const handles = globalThis as typeof globalThis & { fencelineReadPool?: ReadPool };
 
-/** This process's ReadPool: DATABASE_READ_URL, else DATABASE_URL; created on first use. */
+/**
+ * This process's ReadPool on DATABASE_READ_URL, created on first use. Without a replica it is
+ * the primary's pool(), seen through the narrower type, so no second set of connections opens.
+ */
 export function readPool(): ReadPool {
-  handles.fencelineReadPool ??= createReadPool(readDatabaseUrl(), { applicationName: `${processName()}:read` });
+  handles.fencelineReadPool ??= process.env.DATABASE_READ_URL
+    ? createReadPool(readDatabaseUrl(), { applicationName: `${processName()}:read` })
+    : (pool() as unknown as ReadPool);
   return handles.fencelineReadPool;
 }
 
