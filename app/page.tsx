@@ -8,7 +8,7 @@ import { StaffHeader } from "@/components/ui/staff-header";
 import { ThemeToggle } from "@/components/ui/theme-toggle";
 import { currentStaff } from "@/lib/auth/page";
 import { may } from "@/lib/auth/roles";
-import { pool } from "@/lib/db/pool";
+import { readPool } from "@/lib/db/read-pool";
 import { readOverview } from "@/lib/overview/read";
 
 export const dynamic = "force-dynamic";
@@ -21,7 +21,7 @@ export default async function HomePage() {
     <>
       <StaffHeader staff={staff} />
       <main id="main">
-        <OverviewView overview={await readOverview(pool())} sections={sections} />
+        <OverviewView overview={await readOverview(readPool())} sections={sections} />
       </main>
     </>
   );

@@ -169,7 +169,7 @@ test("every operation in the OpenAPI document answers hostile input with a 4xx p
     worker: { authorization: `Bearer ${worker.token}` },
   };
 
-  const { rows: tables } = await db.pool.query<{ name: string }>(`SELECT quote_ident(tablename) AS name FROM pg_tables WHERE schemaname = current_schema() AND tablename <> '_prisma_migrations' ORDER BY 1`);
+  const { rows: tables } = await db.pool.query<{ name: string }>(`SELECT quote_ident(relname) AS name FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind IN ('r', 'p') AND NOT relispartition AND relname <> '_prisma_migrations' ORDER BY 1`);
   const countAll = `SELECT json_build_object(${tables.map((table) => `'${table.name}', (SELECT count(*) FROM ${table.name})`).join(", ")}) AS counts`;
   const counts = async () => (await db.pool.query<{ counts: Record<string, number> }>(countAll)).rows[0]!.counts;
 

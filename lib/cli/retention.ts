@@ -1,32 +1,39 @@
 /**
- * `npm run retention`: one run of the retention job (lib/engine/retention.ts), repeated until a
- * run prunes less than a full batch. FENCELINE_RETENTION_DAYS (default 30) is how long audit
- * detail of settled steps is kept.
+ * `npm run retention`: one run of the retention job (lib/engine/retention.ts): creates the history
+ * tables' partitions for the months ahead, then drops the months of audit detail older than
+ * FENCELINE_RETENTION_DAYS (default 30) that no unsettled step needs. Run it daily (cron, a
+ * systemd timer); a missed run only keeps history longer and sends new rows to the default
+ * partition, from which the next run moves them. It ends by analysing the partitioned parents,
+ * which autovacuum never does.
  */
 import { createPool } from "@/lib/db/pool";
-import { pruneAuditDetail, type Pruned } from "@/lib/engine/retention";
+import { analyzeHistory, dropExpiredHistory, ensureHistoryPartitions } from "@/lib/engine/retention";
 import { integerFromEnv } from "@/lib/env";
 import { command, DATABASE_ENVIRONMENT, resolveAppDatabase } from "./command";
 
 command({
   name: "npm run retention",
-  summary: "prunes the audit detail (lease events, fencing rejections, late observations, recovery decisions) of steps settled longer ago than the retention period, and prints what it pruned as JSON.",
+  summary:
+    "creates the history tables' partitions for the months ahead and drops the months of audit detail (lease events, fencing rejections, late observations, recovery decisions) older than the retention period that no unsettled step needs, and prints what it did as JSON.",
   options: {},
-  environment: [{ name: "FENCELINE_RETENTION_DAYS", default: "30", description: "days the audit detail of a settled step is kept" }, ...DATABASE_ENVIRONMENT],
+  environment: [{ name: "FENCELINE_RETENTION_DAYS", default: "30", description: "days the audit detail is kept at least" }, ...DATABASE_ENVIRONMENT],
   examples: ["FENCELINE_RETENTION_DAYS=90 npm run retention"],
 });
 
-const BATCH_SIZE = 5_000;
 const keepMs = integerFromEnv("FENCELINE_RETENTION_DAYS", 30, { min: 1 }) * 86_400_000;
 const pool = createPool((await resolveAppDatabase()).url, { applicationName: "fenceline-retention" });
-const total: Pruned = { leaseEvents: 0, fencingRejections: 0, lateObservations: 0, recoveryDecisions: 0 };
 try {
-  for (;;) {
-    const pruned = await pruneAuditDetail(pool, { keepMs, batchSize: BATCH_SIZE });
-    for (const key of Object.keys(total) as (keyof Pruned)[]) total[key] += pruned[key];
-    if (Object.values(pruned).every((n) => n < BATCH_SIZE)) break;
-  }
-  console.log(JSON.stringify({ keptDays: keepMs / 86_400_000, pruned: total }));
+  const created = await ensureHistoryPartitions(pool);
+  const expired = await dropExpiredHistory(pool, { keepMs });
+  await analyzeHistory(pool);
+  console.log(
+    JSON.stringify({
+      keptDays: keepMs / 86_400_000,
+      created,
+      dropped: expired.filter((month) => month.dropped).map(({ partition, rows }) => ({ partition, rows })),
+      kept: expired.filter((month) => !month.dropped).map(({ partition, rows, heldBySteps }) => ({ partition, rows, heldBySteps })),
+    }),
+  );
 } finally {
   await pool.end();
 }

@@ -146,7 +146,11 @@ test("a schema of another name holds every object and the migration history; no 
 
   const after = await outsider(url, objectsBySchema);
   expect(after.filter((o) => o.schema !== "acme_jobs")).toEqual(fresh);
-  expect(after.filter((o) => o.schema === "acme_jobs").map((o) => o.kind).sort()).toEqual(["enum", "function", "relation S", "relation i", "relation r"]);
+  expect(after.filter((o) => o.schema === "acme_jobs").map((o) => o.kind).sort()).toEqual([
+    "enum", "function",
+    // I and p: the partitioned history tables and their indexes (decision 017).
+    "relation I", "relation S", "relation i", "relation p", "relation r",
+  ]);
   expect((await migrationStatus(url, { schema: "acme_jobs" })).history).toBeNull();
 
   // Prisma Client qualifies its queries with the adapter's schema.

@@ -235,7 +235,9 @@ type Snapshot = Record<string, string[]>;
 /** Every row of every engine table, as JSON text. */
 async function snapshot(pool: Pool): Promise<Snapshot> {
   const { rows: tables } = await pool.query<{ name: string }>(
-    "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() AND tablename <> '_prisma_migrations' ORDER BY 1",
+    // Partitioned tables once each, by their own name: a partition's rows are its parent's.
+    `SELECT relname AS name FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind IN ('r', 'p')
+       AND NOT relispartition AND relname <> '_prisma_migrations' ORDER BY 1`,
   );
   const result: Snapshot = {};
   for (const { name } of tables) {

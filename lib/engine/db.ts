@@ -1,7 +1,11 @@
 import type { Pool, PoolClient, QueryResultRow } from "pg";
+import type { PrimaryOnly, StaffReadable } from "@/lib/db/read-pool";
 
-/** Anything that runs a query: a pool, or a client inside a transaction. */
-export type Queryable = Pick<Pool | PoolClient, "query">;
+/**
+ * Anything that runs a query on the primary: a pool, or a client inside a transaction. Never a
+ * ReadPool (lib/db/read-pool.ts): what the engine decides it reads from the primary.
+ */
+export type Queryable = Pick<Pool | PoolClient, "query"> & PrimaryOnly;
 
 /**
  * A named statement. Naming makes node-postgres prepare it once per connection, so the
@@ -11,8 +15,9 @@ export type Queryable = Pick<Pool | PoolClient, "query">;
  */
 export type NamedSql = { readonly name: string; readonly text: string };
 
+/** Runs a named statement; on a staff read the handle may be a ReadPool. */
 export async function run<Row extends QueryResultRow>(
-  db: Queryable,
+  db: StaffReadable,
   statement: NamedSql,
   values: unknown[],
 ): Promise<Row[]> {

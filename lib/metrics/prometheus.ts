@@ -4,7 +4,7 @@
  * durations are exported as gauges of their statistic; levels as gauges. Metric names carry the
  * family (`fenceline_churn_…`, `fenceline_uncertainty_…`) so no dashboard sums them together.
  */
-import type { Pool } from "pg";
+import type { StaffReadable } from "@/lib/db/read-pool";
 import { METRICS, type MetricDefinition } from "./definitions";
 import { readMetricRows } from "./series";
 
@@ -53,7 +53,7 @@ export function renderExposition(totals: MetricTotals, metrics: readonly MetricD
   return `${lines.join("\n")}\n`;
 }
 
-export async function readTotals(pool: Pool, now = new Date()): Promise<MetricTotals> {
+export async function readTotals(pool: StaffReadable, now = new Date()): Promise<MetricTotals> {
   const to = new Date(now.getTime() + 1000);
   const rows = await readMetricRows(pool, METRICS, ALL_TIME_FROM, to, ALL_TIME_BUCKET_SECONDS);
   return new Map(
@@ -64,6 +64,6 @@ export async function readTotals(pool: Pool, now = new Date()): Promise<MetricTo
   );
 }
 
-export async function prometheusExposition(pool: Pool): Promise<string> {
+export async function prometheusExposition(pool: StaffReadable): Promise<string> {
   return renderExposition(await readTotals(pool));
 }

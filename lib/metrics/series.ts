@@ -1,5 +1,5 @@
 /** Time-bucketed series for both metric families over a bounded range. */
-import type { Pool } from "pg";
+import type { StaffReadable } from "@/lib/db/read-pool";
 import { MAX_METRIC_BUCKETS, MAX_METRIC_RANGE_DAYS, METRIC_BUCKETS, type MetricBucket, type MetricSeries, type Metrics } from "@/lib/api/contract/engineer/metrics";
 import { run } from "@/lib/engine/db";
 import { METRICS, type MetricDefinition } from "./definitions";
@@ -26,13 +26,13 @@ export function resolveRange(input: { from?: string; to?: string; bucket: Metric
 
 type Row = { bucket: Date | null; key: string; value: number | null };
 
-export async function readMetric(pool: Pool, metric: MetricDefinition, from: Date, to: Date, bucketSeconds: number): Promise<Row[]> {
+export async function readMetric(pool: StaffReadable, metric: MetricDefinition, from: Date, to: Date, bucketSeconds: number): Promise<Row[]> {
   return run<Row>(pool, metric.statement, [from, to, `${bucketSeconds} seconds`]);
 }
 
 /** Every metric's rows, by metric id, running each distinct statement once. */
 export async function readMetricRows(
-  pool: Pool,
+  pool: StaffReadable,
   metrics: readonly MetricDefinition[],
   from: Date,
   to: Date,
@@ -89,7 +89,7 @@ function toSeries(metric: MetricDefinition, rows: readonly Row[], range: Metrics
   };
 }
 
-export async function readMetrics(pool: Pool, range: MetricsRange): Promise<Metrics> {
+export async function readMetrics(pool: StaffReadable, range: MetricsRange): Promise<Metrics> {
   const bucketSeconds = METRIC_BUCKETS[range.bucket];
   const rows = await readMetricRows(pool, METRICS, range.from, range.to, bucketSeconds);
   const series = METRICS.map((metric) => toSeries(metric, rows.get(metric.id)!, range, bucketSeconds));

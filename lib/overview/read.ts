@@ -6,7 +6,7 @@
  * figure carries the link to the filtered list behind it, built here beside the query that
  * counts it so the two cannot drift apart.
  */
-import type { Pool } from "pg";
+import type { StaffReadable } from "@/lib/db/read-pool";
 import { run } from "@/lib/engine/db";
 import { METRICS } from "@/lib/metrics/definitions";
 import { readMetricRows } from "@/lib/metrics/series";
@@ -62,7 +62,7 @@ const list = (path: string, filter: Record<string, string>) => {
   return query ? `${path}?${query}` : path;
 };
 
-async function readTrend(pool: Pool, ids: readonly string[], from: Date, to: Date): Promise<Trend> {
+async function readTrend(pool: StaffReadable, ids: readonly string[], from: Date, to: Date): Promise<Trend> {
   const metrics = ids.map((id) => METRICS.find((metric) => metric.id === id)!);
   const rows = await readMetricRows(pool, metrics, from, to, TREND_BUCKET_SECONDS);
   const points: ({ at: string } & Record<string, number | string>)[] = [];
@@ -86,7 +86,7 @@ async function readTrend(pool: Pool, ids: readonly string[], from: Date, to: Dat
   return { lines, points };
 }
 
-export async function readOverview(pool: Pool): Promise<Overview> {
+export async function readOverview(pool: StaffReadable): Promise<Overview> {
   const [figures] = await run<FiguresRow>(pool, sql.readOverviewFigures, []);
   const row = figures!;
   const to = row.db_now;

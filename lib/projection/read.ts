@@ -3,6 +3,7 @@
  * only key an end user has; an unknown token and a malformed one are the same "not found".
  */
 import type { RegisteredStep } from "@/lib/definitions/registration";
+import type { StaffReadable } from "@/lib/db/read-pool";
 import { run, type Queryable } from "@/lib/engine/db";
 import { projectForEndUser } from "./project";
 import * as sql from "./sql";
@@ -76,7 +77,7 @@ export async function trackingViewByToken(db: Queryable, token: string): Promise
 }
 
 /** What the customer of workflow `workflowId` currently sees (for staff pages). */
-export async function trackingViewByWorkflowId(db: Queryable, workflowId: string): Promise<TrackingView | null> {
+export async function trackingViewByWorkflowId(db: StaffReadable, workflowId: string): Promise<TrackingView | null> {
   const [row] = await run<SnapshotRow>(db, sql.snapshotByWorkflowId, [workflowId]);
   return row ? projectForEndUser(toSnapshot(row)) : null;
 }

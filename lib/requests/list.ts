@@ -3,7 +3,7 @@
  * (created_at, id). The cursor carries created_at as the database wrote it, to the microsecond,
  * so no row is skipped or repeated at a page boundary.
  */
-import type { Pool } from "pg";
+import type { StaffReadable } from "@/lib/db/read-pool";
 import type { ListRequestsQuery, RequestSummary, RequestPage } from "@/lib/api/contract/engineer/requests";
 import { encodeCursor } from "@/lib/api/cursor";
 import { run, type NamedSql } from "@/lib/engine/db";
@@ -57,7 +57,7 @@ type Row = {
   steps: RequestSummary["steps"];
 };
 
-export async function listRequests(pool: Pool, query: ListRequestsQuery): Promise<RequestPage> {
+export async function listRequests(pool: StaffReadable, query: ListRequestsQuery): Promise<RequestPage> {
   const [cursorAt, cursorId] = query.cursor ?? [null, null];
   const rows = await run<Row>(pool, listRequestsSql, [
     query.status ?? null,

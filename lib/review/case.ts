@@ -5,7 +5,8 @@
  */
 import type { ReviewCaseDetail } from "@/lib/api/contract/support";
 import type { StoredContract } from "@/lib/engine/contract";
-import { run, type Queryable } from "@/lib/engine/db";
+import type { StaffReadable } from "@/lib/db/read-pool";
+import { run } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
 import type { AttemptMode, AttemptOutcome, Checkpoint, EffectObservation, WorkflowStatus } from "@/lib/engine/vocabulary";
 import { referenceOf } from "@/lib/projection/project";
@@ -117,7 +118,7 @@ function capabilities(contract: StoredContract | null, adapter: string): ReviewC
   ];
 }
 
-export async function reviewCaseDetail(db: Queryable, caseId: string): Promise<ReviewCaseDetail> {
+export async function reviewCaseDetail(db: StaffReadable, caseId: string): Promise<ReviewCaseDetail> {
   const [row] = await run<DetailRow>(db, sql.readCase, [caseId]);
   if (!row) throw new NotFoundError("review case", caseId);
   const [attempts, late, [receipt], same, customerSees] = await Promise.all([

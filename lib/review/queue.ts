@@ -6,7 +6,8 @@
 import type { ReviewCaseSummary, ReviewQueueQuery } from "@/lib/api/contract/support";
 import { encodeCursor, type Page } from "@/lib/api/cursor";
 import type { StoredContract } from "@/lib/engine/contract";
-import { run, type Queryable } from "@/lib/engine/db";
+import type { StaffReadable } from "@/lib/db/read-pool";
+import { run } from "@/lib/engine/db";
 import type { ReviewStatus } from "@/lib/engine/vocabulary";
 import { referenceOf } from "@/lib/projection/project";
 import * as sql from "./sql";
@@ -70,7 +71,7 @@ export function summaryOf(row: CaseRow): ReviewCaseSummary {
 }
 
 /** One page of the queue as `viewer` (the signed-in person's actor name) sees it: "mine" means theirs. */
-export async function listReviewCases(db: Queryable, query: ReviewQueueQuery, viewer: string): Promise<Page<ReviewCaseSummary> & { items: ReviewCaseSummary[] }> {
+export async function listReviewCases(db: StaffReadable, query: ReviewQueueQuery, viewer: string): Promise<Page<ReviewCaseSummary> & { items: ReviewCaseSummary[] }> {
   const reference = query.q?.match(REFERENCE_PATTERN);
   const workflowPrefix = reference ? `${reference[1]}${reference[2]}`.toLowerCase() : null;
   const rows = await run<CaseRow & { review_key: string }>(db, sql.listReviewCases, [

@@ -4,7 +4,7 @@
  * decisions, permits and review cases. Each record stays what it is; nothing here infers one
  * from another (an expiry is not a stopped worker, a revoke is not a cancellation).
  */
-import type { Pool } from "pg";
+import type { StaffReadable } from "@/lib/db/read-pool";
 import type { AttemptView, FencingRejectionView, LateObservationView, LeaseTermView, PermitView, ReceiptView, RecoveryDecisionView, ReviewCaseView, StepDetail } from "@/lib/api/contract/engineer/steps";
 import type { StoredContract } from "@/lib/engine/contract";
 import { run } from "@/lib/engine/db";
@@ -43,7 +43,7 @@ function rejection(row: Row): FencingRejectionView {
   };
 }
 
-export async function readStepDetail(pool: Pool, stepId: string): Promise<StepDetail> {
+export async function readStepDetail(pool: StaffReadable, stepId: string): Promise<StepDetail> {
   const [step] = await run<Row>(pool, sql.readStep, [stepId]);
   if (!step) throw new NotFoundError("step", stepId);
   const [leases, events, attempts, receipts, late, decisions, rejections, permits, reviews] = await Promise.all(

@@ -1,5 +1,5 @@
 /** The engineer's list of steps, most recently changed first, keyset-paginated on (updated_at, id). */
-import type { Pool } from "pg";
+import type { StaffReadable } from "@/lib/db/read-pool";
 import type { ListStepsQuery, StepSummary, StepPage } from "@/lib/api/contract/engineer/steps";
 import { encodeCursor } from "@/lib/api/cursor";
 import { run } from "@/lib/engine/db";
@@ -29,7 +29,7 @@ type Row = {
   fencing_rejections: number;
 };
 
-export async function listSteps(pool: Pool, query: ListStepsQuery): Promise<StepPage> {
+export async function listSteps(pool: StaffReadable, query: ListStepsQuery): Promise<StepPage> {
   const [cursorAt, cursorId] = query.cursor ?? [null, null];
   const rows = await run<Row>(pool, sql.listSteps, [
     query.state ?? null,

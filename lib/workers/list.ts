@@ -1,6 +1,6 @@
 /** Worker sessions for engineers: liveness (heartbeats) and the leases held now. Never evidence of an outcome. */
 import { hostname } from "node:os";
-import type { Pool } from "pg";
+import type { StaffReadable } from "@/lib/db/read-pool";
 import type { Workers, WorkerSessionView } from "@/lib/api/contract/engineer/workers";
 import { run } from "@/lib/engine/db";
 import * as sql from "./sql";
@@ -22,7 +22,7 @@ type Row = {
   leases: { stepId: string; stepName: string; fencingTerm: number; expiresAt: string; expired: boolean }[];
 };
 
-export async function listWorkers(pool: Pool, options: { lab: boolean }): Promise<Workers> {
+export async function listWorkers(pool: StaffReadable, options: { lab: boolean }): Promise<Workers> {
   const rows = await run<Row>(pool, sql.listSessions, [MAX_SESSIONS]);
   const host = hostname();
   const dbNow = rows[0]?.db_now ?? (await run<{ db_now: Date }>(pool, sql.dbNow, []))[0]!.db_now;

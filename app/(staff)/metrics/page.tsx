@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { metricsQuery } from "@/lib/api/contract/engineer/metrics";
-import { pool } from "@/lib/db/pool";
+import { readPool } from "@/lib/db/read-pool";
 import { InvalidMetricsRangeError } from "@/lib/metrics/errors";
 import { readMetrics, resolveRange } from "@/lib/metrics/series";
 import { flatParams, type SearchParams } from "@/components/engineer/search-params";
@@ -20,7 +20,7 @@ export default async function MetricsPage({ searchParams }: { searchParams: Prom
   if (!parsed.success) initialError = `the range in the address is not valid (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`;
   else {
     try {
-      initial = await readMetrics(pool(), resolveRange(parsed.data));
+      initial = await readMetrics(readPool(), resolveRange(parsed.data));
     } catch (error) {
       if (error instanceof InvalidMetricsRangeError) initialError = error.message;
       else throw error;

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { listRequestsQuery } from "@/lib/api/contract/engineer/requests";
-import { pool } from "@/lib/db/pool";
+import { readPool } from "@/lib/db/read-pool";
 import { listRequests } from "@/lib/requests/list";
 import { RequestsView } from "@/components/engineer/requests-view";
 import { flatParams, queryString, type SearchParams } from "@/components/engineer/search-params";
@@ -14,7 +14,7 @@ export default async function RequestsPage({ searchParams }: { searchParams: Pro
   await authorizePage("technical:read", "/requests");
   const values = flatParams(await searchParams);
   const parsed = listRequestsQuery.safeParse(values);
-  const initial = parsed.success ? await listRequests(pool(), parsed.data) : null;
+  const initial = parsed.success ? await listRequests(readPool(), parsed.data) : null;
   const initialError = parsed.success ? null : `the filters in the address are not valid (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`;
   return (
     <div className="stack">

@@ -5,7 +5,7 @@
 import type { Metadata } from "next";
 import { ReviewQueue, type Filters } from "@/components/review/review-queue";
 import { reviewQueueQuery } from "@/lib/api/contract/support";
-import { pool } from "@/lib/db/pool";
+import { readPool } from "@/lib/db/read-pool";
 import { listReviewCases } from "@/lib/review/queue";
 import { authorizePage } from "@/lib/auth/page";
 import { actorName } from "@/lib/auth/staff";
@@ -31,6 +31,6 @@ export default async function ReviewQueuePage({ searchParams }: { searchParams: 
     const problem = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
     return <ReviewQueue filters={filters} page={null} problem={problem} cursor={null} viewer={viewer} />;
   }
-  const page = await listReviewCases(pool(), parsed.data, viewer);
+  const page = await listReviewCases(readPool(), parsed.data, viewer);
   return <ReviewQueue filters={filters} page={page} problem={null} cursor={(raw.cursor as string) ?? null} viewer={viewer} />;
 }

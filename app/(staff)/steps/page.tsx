@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { listStepsQuery } from "@/lib/api/contract/engineer/steps";
-import { pool } from "@/lib/db/pool";
+import { readPool } from "@/lib/db/read-pool";
 import { listSteps } from "@/lib/steps/list";
 import { StepsView } from "@/components/engineer/steps-view";
 import { flatParams, queryString, type SearchParams } from "@/components/engineer/search-params";
@@ -13,7 +13,7 @@ export default async function StepsPage({ searchParams }: { searchParams: Promis
   await authorizePage("technical:read", "/steps");
   const values = flatParams(await searchParams);
   const parsed = listStepsQuery.safeParse(values);
-  const initial = parsed.success ? await listSteps(pool(), parsed.data) : null;
+  const initial = parsed.success ? await listSteps(readPool(), parsed.data) : null;
   const initialError = parsed.success ? null : `the filters in the address are not valid (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")})`;
   return (
     <div className="stack">

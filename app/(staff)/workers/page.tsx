@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { WebhookHealth } from "@/components/engineer/webhook-health";
 import { pool } from "@/lib/db/pool";
+import { readPool } from "@/lib/db/read-pool";
 import { demoMode } from "@/lib/lab/demo";
 import { listWorkers } from "@/lib/workers/list";
 import { listWebhookEndpoints } from "@/lib/webhooks/endpoints";
@@ -12,7 +13,7 @@ export const metadata: Metadata = { title: "Workers", robots: { index: false, fo
 
 export default async function WorkersPage() {
   await authorizePage("technical:read", "/workers");
-  const [workers, endpoints] = await Promise.all([listWorkers(pool(), { lab: demoMode() !== null }), listWebhookEndpoints(pool())]);
+  const [workers, endpoints] = await Promise.all([listWorkers(readPool(), { lab: demoMode() !== null }), listWebhookEndpoints(pool())]);
   return (
     <div className="stack">
       <h1>Workers</h1>

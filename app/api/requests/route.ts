@@ -12,6 +12,7 @@ import { requesterOf } from "@/lib/auth/app-keys";
 import { authorize } from "@/lib/auth/authorize";
 import { clientKey } from "@/lib/auth/rate-limit";
 import { pool } from "@/lib/db/pool";
+import { readPool } from "@/lib/db/read-pool";
 import { demoMode } from "@/lib/lab/demo";
 import { createRequest } from "@/lib/requests/create";
 import { requestCreationByApp, requestCreationByClient } from "@/lib/requests/limits";
@@ -52,5 +53,5 @@ export const GET = handle(async (request) => {
     return json(appRequestPageSchema, await listRequestsOf(pool(), requesterOf(app.app), readQuery(request, appRequestsQuery)));
   }
   await authorize(request, "technical:read");
-  return json(requestPageSchema, await listRequests(pool(), readQuery(request, listRequestsQuery)));
+  return json(requestPageSchema, await listRequests(readPool(), readQuery(request, listRequestsQuery)));
 });

@@ -2,7 +2,7 @@
 import { workersSchema } from "@/lib/api/contract/engineer/workers";
 import { handle, json } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
-import { pool } from "@/lib/db/pool";
+import { readPool } from "@/lib/db/read-pool";
 import { demoMode } from "@/lib/lab/demo";
 import { listWorkers } from "@/lib/workers/list";
 
@@ -10,5 +10,5 @@ export const dynamic = "force-dynamic";
 
 export const GET = handle(async (request) => {
   await authorize(request, "technical:read");
-  return json(workersSchema, await listWorkers(pool(), { lab: demoMode() !== null }));
+  return json(workersSchema, await listWorkers(readPool(), { lab: demoMode() !== null }));
 });

@@ -1,34 +1,32 @@
 /**
- * Retention: audit detail older than $1 ms is pruned, one table per statement, up to $2 rows each.
- * Only evidence of steps that are settled for good goes: a step still running, waiting, or under
- * review keeps everything, because recovery and people decide from it. Safety state — receipts,
- * attempts (they carry the request identity), review cases, workflows and their idempotency keys,
- * and whatever a destination keeps — is never touched here.
+ * Retention and partition maintenance of the history tables (lease_event, fencing_rejection,
+ * late_observation, recovery_decision), which are partitioned by month (migration
+ * 20261204500000_history_partitioned_by_time, decision 017). The work is in that migration's
+ * functions because it is DDL on names only known at run time; these statements call them.
+ * Safety state — receipts, attempts (they carry the request identity), review cases, workflows
+ * and their idempotency keys, and whatever a destination keeps — is never touched here.
  */
 import type { NamedSql } from "../db";
-import { FINAL_STEP_STATES, sqlList } from "../vocabulary";
 
-const settled = (stepColumn: string) => `
-EXISTS (
-  SELECT 1 FROM step s
-  WHERE s.id = ${stepColumn}
-    AND s.state IN (${sqlList(FINAL_STEP_STATES)})
-    AND NOT EXISTS (SELECT 1 FROM review_case c WHERE c.step_id = s.id AND c.status = 'open')
-)`;
+/** Creates the missing monthly partitions from $1's month through $2's; returns their names. */
+export const ensureHistoryPartitions: NamedSql = {
+  name: "fl_ensure_history_partitions",
+  text: "SELECT created FROM fl_ensure_history_partitions($1::timestamptz, $2::timestamptz) created",
+};
 
-const prune = (name: string, table: string, timeColumn: string): NamedSql => ({
-  name,
+/**
+ * Drops each monthly partition that ended more than $1 ms ago and holds nothing of a step that
+ * is not settled for good ($2: the final step states); reports the ones it keeps and why.
+ */
+export const dropExpiredHistoryPartitions: NamedSql = {
+  name: "fl_drop_expired_history_partitions",
   text: `
-DELETE FROM ${table}
-WHERE id IN (
-  SELECT t.id FROM ${table} t
-  WHERE t.${timeColumn} < now() - $1::bigint * interval '1 millisecond'
-    AND ${settled("t.step_id")}
-  LIMIT $2
-)`,
-});
+SELECT table_name, partition_name, rows::int, held_by_steps::int, dropped
+FROM fl_drop_expired_history_partitions(now() - $1::bigint * interval '1 millisecond', $2::text[])`,
+};
 
-export const pruneLeaseEvents = prune("fl_prune_lease_events", "lease_event", "at");
-export const pruneFencingRejections = prune("fl_prune_fencing_rejections", "fencing_rejection", "at");
-export const pruneLateObservations = prune("fl_prune_late_observations", "late_observation", "at");
-export const pruneRecoveryDecisions = prune("fl_prune_recovery_decisions", "recovery_decision", "decided_at");
+/**
+ * Autovacuum analyses partitions but never a partitioned parent, and the planner estimates a
+ * query over the parent (a step's history, the metrics' ranges) from the parent's statistics.
+ */
+export const analyzeHistory = "ANALYZE lease_event, fencing_rejection, late_observation, recovery_decision";

@@ -4,6 +4,7 @@ import { notFound } from "next/navigation";
 import { ReviewCase } from "@/components/review/review-case";
 import { reviewCaseParams } from "@/lib/api/contract/support";
 import { pool } from "@/lib/db/pool";
+import { readPool } from "@/lib/db/read-pool";
 import { NotFoundError } from "@/lib/engine/errors";
 import { reviewCaseDetail } from "@/lib/review/case";
 import { authorizePage } from "@/lib/auth/page";
@@ -19,7 +20,7 @@ export default async function ReviewCasePage({ params }: { params: Promise<{ cas
   const parsed = reviewCaseParams.safeParse(await params);
   if (!parsed.success) notFound();
   const [detail, colleagues] = await Promise.all([
-    reviewCaseDetail(pool(), parsed.data.caseId).catch((error: unknown) => {
+    reviewCaseDetail(readPool(), parsed.data.caseId).catch((error: unknown) => {
       if (error instanceof NotFoundError) notFound();
       throw error;
     }),

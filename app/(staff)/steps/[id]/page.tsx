@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { stepIdParams } from "@/lib/api/contract/engineer/steps";
-import { pool } from "@/lib/db/pool";
+import { readPool } from "@/lib/db/read-pool";
 import { NotFoundError } from "@/lib/engine/errors";
 import { readStepDetail } from "@/lib/steps/detail";
 import { StepDetailView } from "@/components/engineer/step-detail";
@@ -19,7 +19,7 @@ export default async function StepPage({ params }: { params: Promise<{ id: strin
   const parsed = stepIdParams.safeParse(await params);
   if (!parsed.success) notFound();
   try {
-    return <StepDetailView initial={await readStepDetail(pool(), parsed.data.id)} />;
+    return <StepDetailView initial={await readStepDetail(readPool(), parsed.data.id)} />;
   } catch (error) {
     if (error instanceof NotFoundError) notFound();
     throw error;
