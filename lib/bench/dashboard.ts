@@ -1,7 +1,8 @@
 /**
  * Dashboard reads against the seeded history (lib/bench/seed.ts), through the same functions the
  * pages and routes call: the end-user projection by tracking token, an engineer's step detail, a
- * page of the review queue (first page and pages further on, by keyset cursor), and the metrics
+ * page of the review queue (first page and pages further on, by keyset cursor), an open review
+ * case's page, and the metrics
  * series (the page's default range, the last hour in 1-minute buckets; also a day in 15-minute
  * buckets, reported beside it). Each read runs sequentially on a warm pool; p50 and p95 in ms.
  */
@@ -10,6 +11,7 @@ import { createPool } from "@/lib/db/pool";
 import { METRICS } from "@/lib/metrics/definitions";
 import { readMetric, readMetrics, resolveRange } from "@/lib/metrics/series";
 import { trackingViewByToken } from "@/lib/projection/read";
+import { reviewCaseDetail } from "@/lib/review/case";
 import { listReviewCases } from "@/lib/review/queue";
 import { readStepDetail } from "@/lib/steps/detail";
 import { ensureSeeded } from "./seed";
@@ -25,6 +27,7 @@ export type DashboardResult = {
   readonly projection: ReadFigures;
   readonly stepDetail: ReadFigures;
   readonly reviewQueue: ReadFigures;
+  readonly reviewCase: ReadFigures;
   readonly metrics: ReadFigures;
   readonly metricsDay: ReadFigures;
   /** Each distinct metric statement alone over the default range, by statement name, median of 3, ms: what the series read waits on. */
@@ -66,6 +69,11 @@ export async function measureDashboard(scale: number, samples: number, log: (lin
       cursor = page.nextCursor;
       return page;
     });
+    const { rows: cases } = await pool.query<{ id: string }>(
+      "SELECT id FROM review_case WHERE status = 'open' ORDER BY md5(id::text || $1) LIMIT $2",
+      [String(Math.random()), samples],
+    );
+    const reviewCase = await timeEach(cases.map((c) => c.id), (caseId) => reviewCaseDetail(pool, caseId));
     // The series read runs every metric's statement at once; fewer samples, as each can take seconds.
     // Ranges end where the seed's history ends, so a seed kept for days reads as full an hour as a
     // fresh one.
@@ -91,6 +99,7 @@ export async function measureDashboard(scale: number, samples: number, log: (lin
       projection,
       stepDetail,
       reviewQueue,
+      reviewCase,
       metrics,
       metricsDay,
       metricStatementsMs,
