@@ -7,7 +7,7 @@
  * buckets, reported beside it). Each read runs sequentially on a warm pool; p50 and p95 in ms.
  */
 import { reviewQueueQuery } from "@/lib/api/contract/support";
-import { createPool } from "@/lib/db/pool";
+import { createPool, createPrisma } from "@/lib/db/pool";
 import { METRICS } from "@/lib/metrics/definitions";
 import { readMetric, readMetrics, resolveRange } from "@/lib/metrics/series";
 import { trackingViewByToken } from "@/lib/projection/read";
@@ -51,6 +51,7 @@ async function timeEach<T>(inputs: readonly T[], read: (input: T) => Promise<unk
 export async function measureDashboard(scale: number, samples: number, log: (line: string) => void): Promise<DashboardResult> {
   const seed = await ensureSeeded(scale, log);
   const pool = createPool(seed.url, { applicationName: "bench-dashboard", max: 10 });
+  const prisma = createPrisma(seed.url, { applicationName: "bench-dashboard:prisma", max: 10 });
   try {
     // Random rows, all over the history (old and new alike).
     const { rows: workflows } = await pool.query<{ tracking_token: string }>(
@@ -73,7 +74,8 @@ export async function measureDashboard(scale: number, samples: number, log: (lin
       "SELECT id FROM review_case WHERE status = 'open' ORDER BY md5(id::text || $1) LIMIT $2",
       [String(Math.random()), samples],
     );
-    const reviewCase = await timeEach(cases.map((c) => c.id), (caseId) => reviewCaseDetail(pool, caseId));
+    // The seed holds fewer open cases than samples at small scales: each is read several times.
+    const reviewCase = await timeEach(Array.from({ length: samples }, (_, i) => cases[i % cases.length]!.id), (caseId) => reviewCaseDetail({ pool, prisma }, caseId));
     // The series read runs every metric's statement at once; fewer samples, as each can take seconds.
     // Ranges end where the seed's history ends, so a seed kept for days reads as full an hour as a
     // fresh one.
@@ -105,6 +107,6 @@ export async function measureDashboard(scale: number, samples: number, log: (lin
       metricStatementsMs,
     };
   } finally {
-    await pool.end();
+    await Promise.all([pool.end(), prisma.$disconnect()]);
   }
 }
