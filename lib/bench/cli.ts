@@ -199,7 +199,7 @@ async function main(): Promise<void> {
   if (parts.has("dashboard")) {
     log(`dashboard reads at scale ${scale}`);
     dashboard = await attempt("dashboard", () => measureDashboard(scale, samples, log));
-    if (dashboard) log(`  projection p95 ${dashboard.projection.p95} ms, step detail ${dashboard.stepDetail.p95}, review queue ${dashboard.reviewQueue.p95}, metrics ${dashboard.metrics.p95}`);
+    if (dashboard) log(`  projection p95 ${dashboard.projection.p95} ms, step detail ${dashboard.stepDetail.p95}, review queue ${dashboard.reviewQueue.p95}, review case ${dashboard.reviewCase.p95}, metrics ${dashboard.metrics.p95}`);
   }
 
   let profile: ProfileResult | null = null;
@@ -241,6 +241,7 @@ async function main(): Promise<void> {
           projection: { p50: dashboard.projection.p50, p95: dashboard.projection.p95 },
           stepDetail: { p50: dashboard.stepDetail.p50, p95: dashboard.stepDetail.p95 },
           reviewQueue: { p50: dashboard.reviewQueue.p50, p95: dashboard.reviewQueue.p95 },
+          reviewCase: { p50: dashboard.reviewCase.p50, p95: dashboard.reviewCase.p95 },
           metrics: { p50: dashboard.metrics.p50, p95: dashboard.metrics.p95 },
         }
       : {},
@@ -327,7 +328,7 @@ function printTable(
   if (dashboard) {
     out();
     out(`Dashboard reads at ${dashboard.steps.toLocaleString("en")} steps, ${dashboard.leaseEvents.toLocaleString("en")} lease events (ms)`);
-    for (const key of ["projection", "stepDetail", "reviewQueue", "metrics", "metricsDay"] as const) {
+    for (const key of ["projection", "stepDetail", "reviewQueue", "reviewCase", "metrics", "metricsDay"] as const) {
       out(`${key.padEnd(12)} p50 ${dashboard[key].p50}  p95 ${dashboard[key].p95}  (${dashboard[key].samples} reads)`);
     }
     const slowest = Object.entries(dashboard.metricStatementsMs).sort((a, b) => b[1] - a[1]);

@@ -1,15 +1,17 @@
 /**
  * Dashboard reads against the seeded history (lib/bench/seed.ts), through the same functions the
  * pages and routes call: the end-user projection by tracking token, an engineer's step detail, a
- * page of the review queue (first page and pages further on, by keyset cursor), and the metrics
+ * page of the review queue (first page and pages further on, by keyset cursor), an open review
+ * case's page, and the metrics
  * series (the page's default range, the last hour in 1-minute buckets; also a day in 15-minute
  * buckets, reported beside it). Each read runs sequentially on a warm pool; p50 and p95 in ms.
  */
 import { reviewQueueQuery } from "@/lib/api/contract/support";
-import { createPool } from "@/lib/db/pool";
+import { createPool, createPrisma } from "@/lib/db/pool";
 import { METRICS } from "@/lib/metrics/definitions";
 import { readMetric, readMetrics, resolveRange } from "@/lib/metrics/series";
 import { trackingViewByToken } from "@/lib/projection/read";
+import { reviewCaseDetail } from "@/lib/review/case";
 import { listReviewCases } from "@/lib/review/queue";
 import { readStepDetail } from "@/lib/steps/detail";
 import { ensureSeeded } from "./seed";
@@ -25,6 +27,7 @@ export type DashboardResult = {
   readonly projection: ReadFigures;
   readonly stepDetail: ReadFigures;
   readonly reviewQueue: ReadFigures;
+  readonly reviewCase: ReadFigures;
   readonly metrics: ReadFigures;
   readonly metricsDay: ReadFigures;
   /** Each distinct metric statement alone over the default range, by statement name, median of 3, ms: what the series read waits on. */
@@ -48,6 +51,7 @@ async function timeEach<T>(inputs: readonly T[], read: (input: T) => Promise<unk
 export async function measureDashboard(scale: number, samples: number, log: (line: string) => void): Promise<DashboardResult> {
   const seed = await ensureSeeded(scale, log);
   const pool = createPool(seed.url, { applicationName: "bench-dashboard", max: 10 });
+  const prisma = createPrisma(seed.url, { applicationName: "bench-dashboard:prisma", max: 10 });
   try {
     // Random rows, all over the history (old and new alike).
     const { rows: workflows } = await pool.query<{ tracking_token: string }>(
@@ -66,6 +70,12 @@ export async function measureDashboard(scale: number, samples: number, log: (lin
       cursor = page.nextCursor;
       return page;
     });
+    const { rows: cases } = await pool.query<{ id: string }>(
+      "SELECT id FROM review_case WHERE status = 'open' ORDER BY md5(id::text || $1) LIMIT $2",
+      [String(Math.random()), samples],
+    );
+    // The seed holds fewer open cases than samples at small scales: each is read several times.
+    const reviewCase = await timeEach(Array.from({ length: samples }, (_, i) => cases[i % cases.length]!.id), (caseId) => reviewCaseDetail({ pool, prisma }, caseId));
     // The series read runs every metric's statement at once; fewer samples, as each can take seconds.
     // Ranges end where the seed's history ends, so a seed kept for days reads as full an hour as a
     // fresh one.
@@ -91,11 +101,12 @@ export async function measureDashboard(scale: number, samples: number, log: (lin
       projection,
       stepDetail,
       reviewQueue,
+      reviewCase,
       metrics,
       metricsDay,
       metricStatementsMs,
     };
   } finally {
-    await pool.end();
+    await Promise.all([pool.end(), prisma.$disconnect()]);
   }
 }

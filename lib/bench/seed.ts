@@ -141,10 +141,10 @@ async function generate(client: pg.Client, workflows: number, log: (line: string
   );
   await timed(
     "steps",
-    `INSERT INTO step (id, workflow_id, name, position, adapter, operation, step_class, input, input_digest, state, fencing_term,
+    `INSERT INTO step (id, workflow_id, name, position, adapter, operation, step_class, input_digest, state, fencing_term,
                        attempt_budget, attempts_started, request_identity, created_at, updated_at, completed_at, next_eligible_at)
      SELECT ${uuidOf("s", "n")}, ${uuidOf("w", `n / ${STEPS_PER_WORKFLOW}`)}, 'step-' || (n % ${STEPS_PER_WORKFLOW}), n % ${STEPS_PER_WORKFLOW},
-            ${adapter("n")}, 'create', CASE WHEN n % ${ADAPTERS.length} = 0 THEN 'pure' ELSE 'external' END, '{}'::jsonb, md5('step' || n),
+            ${adapter("n")}, 'create', CASE WHEN n % ${ADAPTERS.length} = 0 THEN 'pure' ELSE 'external' END, md5('step' || n),
             CASE WHEN ${openReview("n")} THEN 'indeterminate' WHEN ${inFlight("n")} THEN (CASE WHEN n % 2 = 0 THEN 'leased' ELSE 'ready' END)
                  ELSE 'completed' END::step_state,
             CASE WHEN ${twoAttempts("n")} THEN 2 ELSE 1 END, 5, CASE WHEN ${twoAttempts("n")} THEN 2 ELSE 1 END,

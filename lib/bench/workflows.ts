@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { defineWorkflow, done } from "fenceline";
+import { abortableSleep } from "@/lib/worker/abortable-sleep";
 import type { WorkflowDraft } from "@/lib/engine/workflow";
 
 const milestone = { upcoming: "Step", current: "Working on it", done: "Done" };
@@ -27,20 +28,6 @@ export const noopWorkflow = (onStart: (input: unknown) => void = () => undefined
     },
   });
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
-  });
-
 export const benchSleep = defineWorkflow({
   kind: "bench-sleep",
   version: 1,
@@ -49,7 +36,7 @@ export const benchSleep = defineWorkflow({
     only: {
       milestone,
       run: async (ctx) => {
-        await sleep(ctx.input.ms, ctx.signal);
+        await abortableSleep(ctx.input.ms, ctx.signal);
         return done({ sleptMs: ctx.input.ms });
       },
     },

@@ -5,44 +5,32 @@
  */
 import type { ReviewCaseDetail } from "@/lib/api/contract/support";
 import type { StoredContract } from "@/lib/engine/contract";
-import type { StaffReadable } from "@/lib/db/read-pool";
-import { run } from "@/lib/engine/db";
+import { run, type Queryable } from "@/lib/engine/db";
+import type { Attempt, PrismaClient } from "@/lib/generated/prisma/client";
 import { NotFoundError } from "@/lib/engine/errors";
-import type { AttemptMode, AttemptOutcome, Checkpoint, EffectObservation, WorkflowStatus } from "@/lib/engine/vocabulary";
 import { referenceOf } from "@/lib/projection/project";
 import { trackingViewByWorkflowId } from "@/lib/projection/read";
 import { summaryOf, type CaseRow } from "./queue";
 import * as sql from "./sql";
 
-type DetailRow = CaseRow & {
-  evidence: Record<string, unknown>;
-  resolution_note: string | null;
-  external_reference: string | null;
-  step_state: string;
-  step_input: unknown;
-  request_identity: string | null;
-  attempts_started: number;
-  attempt_budget: number;
-  kind: string;
-  workflow_status: WorkflowStatus;
-  requester: string;
-  workflow_created_at: Date;
-};
+/** The attempt fields the case page describes, as Prisma reads them. */
+export type AttemptRow = Pick<
+  Attempt,
+  "id" | "mode" | "checkpoint" | "outcome" | "outcomeReason" | "observedEffect" | "externalReference" | "createdAt" | "invocationBeganAt" | "responseObservedAt" | "endedAt"
+>;
 
-export type AttemptRow = {
-  id: string;
-  fencing_term: string;
-  mode: AttemptMode;
-  checkpoint: Checkpoint;
-  outcome: AttemptOutcome | null;
-  outcome_reason: string | null;
-  observed_effect: EffectObservation | null;
-  external_reference: string | null;
-  created_at: Date;
-  invocation_began_at: Date | null;
-  response_observed_at: Date | null;
-  ended_at: Date | null;
-};
+/**
+ * The handles a case's reads run on: Prisma for the case with its step, request, attempts,
+ * receipt and late observations; node-postgres for the statements that compose engine SQL (the
+ * same-reference search, what the customer sees). A TestDatabase is one.
+ */
+export interface ReviewReadHandles {
+  pool: Queryable;
+  prisma: PrismaClient;
+}
+
+/** Late observations shown on a case page; the count covers them all. */
+const LATE_OBSERVATION_LIMIT = 100;
 
 const seconds = (from: Date, to: Date | null): string => (to === null ? "" : ` after ${((to.getTime() - from.getTime()) / 1000).toFixed(1)} s`);
 
@@ -64,20 +52,20 @@ const ENDING_WORDS: Record<NonNullable<AttemptRow["outcome"]>, string> = {
 /** One attempt in staff language: what it did, what came back, how it ended. */
 export function describeAttempt(attempt: AttemptRow, number: number): string {
   const parts: string[] = [];
-  if (attempt.invocation_began_at === null) {
+  if (attempt.invocationBeganAt === null) {
     parts.push(`Attempt ${number} ended before calling the destination`);
   } else {
     parts.push(`Attempt ${number} ${MODE_WORDS[attempt.mode]}`);
-    if (attempt.response_observed_at !== null && attempt.observed_effect === "present") {
-      parts.push(`the destination answered${seconds(attempt.invocation_began_at, attempt.response_observed_at)}` +
-        (attempt.external_reference ? ` with reference ${attempt.external_reference}` : ""));
-    } else if (attempt.observed_effect === "absent") {
-      parts.push(attempt.response_observed_at !== null ? "the destination answered that nothing was applied" : "a person confirmed nothing was applied");
+    if (attempt.responseObservedAt !== null && attempt.observedEffect === "present") {
+      parts.push(`the destination answered${seconds(attempt.invocationBeganAt, attempt.responseObservedAt)}` +
+        (attempt.externalReference ? ` with reference ${attempt.externalReference}` : ""));
+    } else if (attempt.observedEffect === "absent") {
+      parts.push(attempt.responseObservedAt !== null ? "the destination answered that nothing was applied" : "a person confirmed nothing was applied");
     } else {
-      parts.push(`no answer was observed${attempt.ended_at ? ` (gave up${seconds(attempt.invocation_began_at, attempt.ended_at)})` : ""}`);
+      parts.push(`no answer was observed${attempt.endedAt ? ` (gave up${seconds(attempt.invocationBeganAt, attempt.endedAt)})` : ""}`);
     }
   }
-  if (attempt.outcome) parts.push(`it ${ENDING_WORDS[attempt.outcome]}${attempt.outcome_reason ? `: ${attempt.outcome_reason}` : ""}`);
+  if (attempt.outcome) parts.push(`it ${ENDING_WORDS[attempt.outcome]}${attempt.outcomeReason ? `: ${attempt.outcomeReason}` : ""}`);
   return `${parts.join("; ")}.`;
 }
 
@@ -118,67 +106,130 @@ function capabilities(contract: StoredContract | null, adapter: string): ReviewC
   ];
 }
 
-export async function reviewCaseDetail(db: StaffReadable, caseId: string): Promise<ReviewCaseDetail> {
-  const [row] = await run<DetailRow>(db, sql.readCase, [caseId]);
-  if (!row) throw new NotFoundError("review case", caseId);
-  const [attempts, late, [receipt], same, customerSees] = await Promise.all([
-    run<AttemptRow>(db, sql.readAttempts, [row.step_id]),
-    run<{ id: string; at: Date; operation: string; fencing_term: string; external_reference: string | null; result: unknown }>(db, sql.readLateObservations, [row.step_id]),
-    run<{ id: string; verification_method: string; external_reference: string | null; created_at: Date }>(db, sql.readReceipt, [row.step_id]),
-    run<{ step_id: string; external_reference: string; step_name: string; state: string; workflow_id: string }>(db, sql.readSameReference, [row.step_id]),
-    trackingViewByWorkflowId(db, row.workflow_id),
+/**
+ * The case page's reads. The case with its step, request, attempts and receipt is one Prisma
+ * query; its late observations and its adapter's contract follow by the step's keys (neither is a
+ * relation: late observations outlive the rows they name, and a contract is keyed by adapter name
+ * and version). Overdue compares the review-by time with this process's clock, as a badge: the
+ * queue's overdue filter and the overview decide it on the database clock.
+ */
+export async function reviewCaseDetail({ pool, prisma }: ReviewReadHandles, caseId: string): Promise<ReviewCaseDetail> {
+  const found = await prisma.reviewCase.findUnique({
+    where: { id: caseId },
+    select: {
+      id: true, status: true, version: true, reason: true, evidence: true, openedAt: true, reviewBy: true,
+      assignee: true, assignedAt: true, workflowId: true, resolution: true, resolvedBy: true, resolvedAt: true,
+      resolutionNote: true, externalReference: true,
+      step: {
+        select: {
+          id: true, name: true, adapter: true, adapterVersion: true, operation: true, state: true,
+          requestIdentity: true, attemptsStarted: true, attemptBudget: true,
+          workflow: { select: { kind: true, status: true, requester: true, createdAt: true, input: true } },
+          attempts: {
+            orderBy: { fencingTerm: "asc" },
+            select: {
+              id: true, mode: true, checkpoint: true, outcome: true, outcomeReason: true, observedEffect: true, externalReference: true,
+              createdAt: true, invocationBeganAt: true, responseObservedAt: true, endedAt: true,
+            },
+          },
+          receipt: { select: { id: true, verificationMethod: true, externalReference: true, createdAt: true } },
+        },
+      },
+    },
+  });
+  if (!found) throw new NotFoundError("review case", caseId);
+  const { step } = found;
+  const [late, lateCount, contract, same, customerSees] = await Promise.all([
+    prisma.lateObservation.findMany({
+      where: { stepId: step.id },
+      orderBy: { id: "asc" },
+      take: LATE_OBSERVATION_LIMIT,
+      select: { id: true, at: true, operation: true, fencingTerm: true, externalReference: true, result: true },
+    }),
+    prisma.lateObservation.count({ where: { stepId: step.id } }),
+    prisma.adapterDefinition.findUnique({
+      where: { name_version: { name: step.adapter, version: step.adapterVersion } },
+      select: {
+        name: true, version: true, externalEffect: true, idempotencyKeys: true, statusQuery: true, fenceEnforcement: true,
+        repetition: true, timeoutMs: true, concurrencyLimit: true,
+      },
+    }),
+    run<{ step_id: string; external_reference: string; step_name: string; state: string; workflow_id: string }>(pool, sql.readSameReference, [step.id]),
+    trackingViewByWorkflowId(pool, found.workflowId),
   ]);
-  const { contract } = row;
+  const { workflow, attempts, receipt } = step;
   return {
     case: {
-      ...summaryOf(row),
-      resolutionNote: row.resolution_note,
-      externalReference: row.external_reference,
-      evidence: row.evidence,
+      ...summaryOf({
+        id: found.id,
+        status: found.status,
+        version: found.version,
+        reason: found.reason,
+        opened_at: found.openedAt,
+        review_by: found.reviewBy,
+        overdue: found.status === "open" && found.reviewBy.getTime() <= Date.now(),
+        assignee: found.assignee,
+        assigned_at: found.assignedAt,
+        workflow_id: found.workflowId,
+        resolution: found.resolution,
+        resolved_by: found.resolvedBy,
+        resolved_at: found.resolvedAt,
+        step_id: step.id,
+        step_name: step.name,
+        adapter: step.adapter,
+        adapter_version: step.adapterVersion,
+        operation: step.operation,
+        contract,
+        attempt_count: attempts.length,
+        late_observation_count: lateCount,
+      }),
+      resolutionNote: found.resolutionNote,
+      externalReference: found.externalReference,
+      evidence: found.evidence as Record<string, unknown>,
     },
     request: {
-      id: row.workflow_id,
-      reference: referenceOf(row.workflow_id),
-      kind: row.kind,
-      status: row.workflow_status,
-      requester: row.requester,
-      createdAt: row.workflow_created_at.toISOString(),
+      id: found.workflowId,
+      reference: referenceOf(found.workflowId),
+      kind: workflow.kind,
+      status: workflow.status,
+      requester: workflow.requester,
+      createdAt: workflow.createdAt.toISOString(),
     },
     step: {
-      id: row.step_id,
-      name: row.step_name,
-      adapter: row.adapter,
-      operation: row.operation,
-      state: row.step_state,
-      sent: row.step_input,
-      requestIdentity: row.request_identity,
-      attemptsStarted: row.attempts_started,
-      attemptBudget: row.attempt_budget,
+      id: step.id,
+      name: step.name,
+      adapter: step.adapter,
+      operation: step.operation,
+      state: step.state,
+      sent: workflow.input,
+      requestIdentity: step.requestIdentity,
+      attemptsStarted: step.attemptsStarted,
+      attemptBudget: step.attemptBudget,
     },
     attempts: attempts.map((attempt, index) => ({
       id: attempt.id,
       number: index + 1,
-      startedAt: attempt.created_at.toISOString(),
-      endedAt: attempt.ended_at?.toISOString() ?? null,
+      startedAt: attempt.createdAt.toISOString(),
+      endedAt: attempt.endedAt?.toISOString() ?? null,
       mode: attempt.mode,
       checkpoint: attempt.checkpoint,
       outcome: attempt.outcome,
-      observedEffect: attempt.observed_effect,
-      externalReference: attempt.external_reference,
+      observedEffect: attempt.observedEffect,
+      externalReference: attempt.externalReference,
       summary: describeAttempt(attempt, index + 1),
     })),
     lateObservations: late.map((observation) => ({
-      id: observation.id,
+      id: observation.id.toString(),
       at: observation.at.toISOString(),
       operation: observation.operation,
-      externalReference: observation.external_reference,
+      externalReference: observation.externalReference,
       result: observation.result,
       summary:
-        `Arrived from a runner that had lost its authority (term ${observation.fencing_term}) during ${observation.operation.replaceAll("_", " ")}; ` +
-        `kept as evidence, not applied` + (observation.external_reference ? `. It names reference ${observation.external_reference}.` : "."),
+        `Arrived from a runner that had lost its authority (term ${observation.fencingTerm}) during ${observation.operation.replaceAll("_", " ")}; ` +
+        `kept as evidence, not applied` + (observation.externalReference ? `. It names reference ${observation.externalReference}.` : "."),
     })),
     receipt: receipt
-      ? { id: receipt.id, verificationMethod: receipt.verification_method, externalReference: receipt.external_reference, createdAt: receipt.created_at.toISOString() }
+      ? { id: receipt.id, verificationMethod: receipt.verificationMethod, externalReference: receipt.externalReference, createdAt: receipt.createdAt.toISOString() }
       : null,
     sameReference: same.map((hit) => ({
       stepId: hit.step_id,
@@ -189,9 +240,9 @@ export async function reviewCaseDetail(db: StaffReadable, caseId: string): Promi
       externalReference: hit.external_reference,
     })),
     destination: {
-      name: row.adapter,
-      version: row.adapter_version,
-      capabilities: capabilities(contract, `${row.adapter}@${row.adapter_version}`),
+      name: step.adapter,
+      version: step.adapterVersion,
+      capabilities: capabilities(contract, `${step.adapter}@${step.adapterVersion}`),
       safeToRetry: contract !== null && (contract.idempotencyKeys || contract.fenceEnforcement),
     },
     customerSees,

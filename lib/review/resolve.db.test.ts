@@ -148,7 +148,7 @@ describe("abandon", () => {
 
 test("the case page's evidence: what was sent, the attempt in plain words, the destination's limits, what the customer sees", async ({ db }) => {
   const review = await caseUnderReview(db.pool, "lin@example.test");
-  const detail = await reviewCaseDetail(db.pool, review.caseId);
+  const detail = await reviewCaseDetail(db, review.caseId);
   expect(detail.step.sent).toEqual({ recipient: "lin@example.test", message: "hello", deliverVia: "opaque" });
   expect(detail.attempts).toHaveLength(1);
   expect(detail.attempts[0]!.summary).toMatch(/^Attempt 1 sent the request; no answer was observed/);

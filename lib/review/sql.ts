@@ -1,7 +1,8 @@
 /**
- * The review queue's statements. Reads serve the queue and the case page; each resolution is one
- * guarded transition whose WHERE holds every condition: the case is open, its version is the one
- * the person saw, and the step is still indeterminate. The case row is the serialisation point:
+ * The review queue's statements. Reads serve the queue and the case page's same-reference search
+ * (the case itself is a Prisma read, case.ts); each resolution is one guarded transition whose
+ * WHERE holds every condition: the case is open, its version is the one the person saw, and the
+ * step is still indeterminate. The case row is the serialisation point:
  * two people resolving at once meet on it, and the second matches no row.
  */
 import type { NamedSql } from "@/lib/engine/db";
@@ -37,46 +38,6 @@ WHERE c.status = $1::review_status
   AND (NOT $10::boolean OR (c.status = 'open' AND c.review_by <= now()))
 ORDER BY c.review_by, c.id
 LIMIT $7`,
-};
-
-/** One case ($1) with its step and request. */
-export const readCase: NamedSql = {
-  name: "fl_review_read_case",
-  text: `
-SELECT c.id, c.status, c.version, c.reason, c.evidence, c.opened_at, c.review_by, (c.status = 'open' AND c.review_by <= now()) AS overdue,
-       c.assignee, c.assigned_at, c.workflow_id, c.resolution, c.resolved_by, c.resolved_at, c.resolution_note, c.external_reference,
-       s.id AS step_id, s.name AS step_name, s.adapter, s.adapter_version, s.operation, s.state AS step_state,
-       w.input AS step_input, s.request_identity, s.attempts_started, s.attempt_budget,
-       ${contractColumn("s.adapter", "s.adapter_version")} AS contract,
-       w.kind, w.status AS workflow_status, w.requester, w.created_at AS workflow_created_at,
-       (SELECT count(*)::int FROM attempt a WHERE a.step_id = s.id) AS attempt_count,
-       (SELECT count(*)::int FROM late_observation o WHERE o.step_id = s.id) AS late_observation_count
-FROM review_case c
-JOIN step s ON s.id = c.step_id
-JOIN workflow w ON w.id = c.workflow_id
-WHERE c.id = $1`,
-};
-
-/** The attempts of step $1, in order. */
-export const readAttempts: NamedSql = {
-  name: "fl_review_read_attempts",
-  text: `
-SELECT id, fencing_term, mode, checkpoint, outcome, outcome_reason, observed_effect, external_reference,
-       created_at, invocation_began_at, response_observed_at, ended_at
-FROM attempt WHERE step_id = $1 ORDER BY fencing_term`,
-};
-
-/** Late observations of step $1 (bounded). */
-export const readLateObservations: NamedSql = {
-  name: "fl_review_read_late_observations",
-  text: `
-SELECT id::text, at, operation, fencing_term, external_reference, result
-FROM late_observation WHERE step_id = $1 ORDER BY id LIMIT 100`,
-};
-
-export const readReceipt: NamedSql = {
-  name: "fl_review_read_receipt",
-  text: `SELECT id, verification_method, external_reference, created_at FROM receipt WHERE step_id = $1`,
 };
 
 /**

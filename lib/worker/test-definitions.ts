@@ -6,6 +6,7 @@
 import type { Pool } from "pg";
 import { z } from "zod";
 import { defineWorkflow, done } from "fenceline";
+import { abortableSleep } from "./abortable-sleep";
 
 export const FAST_CLASS = { name: "fast", leaseTtlMs: 1_500, renewEveryMs: 500, attemptDeadlineMs: 60_000, graceMs: 500 } as const;
 
@@ -19,20 +20,6 @@ export async function createFastClass(pool: Pool): Promise<void> {
 const milestone = { upcoming: "Step", current: "Working on it", done: "Done" };
 const input = z.object({ ms: z.number().int().min(0).default(0) }).loose();
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
-  });
-
 /** One step, `work`, that works for `input.ms`. */
 export const sleepOnce = defineWorkflow({
   kind: "process-sleep",
@@ -43,7 +30,7 @@ export const sleepOnce = defineWorkflow({
       class: FAST_CLASS.name,
       milestone,
       run: async (ctx) => {
-        await sleep(ctx.input.ms, ctx.signal);
+        await abortableSleep(ctx.input.ms, ctx.signal);
         return done({ sleptMs: ctx.input.ms });
       },
     },
@@ -60,7 +47,7 @@ export const sleepThenDone = defineWorkflow({
       class: FAST_CLASS.name,
       milestone,
       run: async (ctx) => {
-        await sleep(ctx.input.ms, ctx.signal);
+        await abortableSleep(ctx.input.ms, ctx.signal);
         return done({ sleptMs: ctx.input.ms });
       },
     },

@@ -22,6 +22,7 @@ import { publint } from "publint";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { freePort, spawnNodeProcess, type Spawned } from "@/lib/worker/test-process";
 import { buildPackage, type BuiltPackage } from "./build";
+import { GroupRunError, runInGroup } from "./process-group";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../../..");
@@ -104,16 +105,21 @@ describe("an adopter's project outside the repository", () => {
   test("the quickstart's npm test passes from the installed package, under injected faults, and leaves no PostgreSQL behind", async () => {
     expect(installedAt, "the project was installed").toBeDefined();
     const started = Date.now();
-    const { stdout } = await run("npm", ["test"], { cwd: project, env: { ...process.env, DATABASE_URL: "" }, timeout: 240_000 }).catch((error: { stdout?: string; stderr?: string }) => {
-      throw new Error(`npm test failed:\n${error.stdout ?? ""}\n${error.stderr ?? ""}`);
+    // In a process group of its own: on a failure or timeout, node's test runner and the kit's
+    // workers and PostgreSQL it started are killed with npm, not left running.
+    const { stdout } = await runInGroup("npm", ["test"], { cwd: project, env: { ...process.env, DATABASE_URL: "" }, timeoutMs: 240_000 }).catch((error: unknown) => {
+      if (!(error instanceof GroupRunError)) throw error;
+      throw new Error(`npm test ${error.result.timedOut ? "timed out" : "failed"}:\n${error.result.stdout}\n${error.result.stderr}`);
     });
     const durations = [...stdout.matchAll(/^✔ .* \(([\d.]+)ms\)$/gm)].map((match) => Number(match[1]));
     expect(stdout).toMatch(/ℹ pass 3\n/);
     expect(stdout).toMatch(/ℹ fail 0\n/);
     const sorted = [...durations].sort((a, b) => a - b);
     console.log(`[package] quickstart npm test: ${durations.length} tests in ${Date.now() - started} ms; each (ms, the first includes the environment's start): ${durations.map(Math.round).join(", ")}; median ${Math.round(sorted[Math.floor(sorted.length / 2)]!)} ms`);
+    // Only this project's processes (its PostgreSQL runs from its node_modules): other checkouts
+    // on the machine run the kit's own tests, with PostgreSQL data dirs of the same name.
     const { stdout: processes } = await run("ps", ["-eo", "args"]);
-    expect(processes).not.toMatch(/fenceline-test-pg-/);
+    expect(processes.split("\n").filter((line) => line.includes(project))).toEqual([]);
   }, 300_000);
 
   test("the quickstart takes a request of its own kind to Completed, with receipts and the declared contract on the step page", async () => {

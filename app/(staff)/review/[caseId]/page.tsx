@@ -3,8 +3,7 @@ import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { ReviewCase } from "@/components/review/review-case";
 import { reviewCaseParams } from "@/lib/api/contract/support";
-import { pool } from "@/lib/db/pool";
-import { readPool } from "@/lib/db/read-pool";
+import { pool, prisma } from "@/lib/db/pool";
 import { NotFoundError } from "@/lib/engine/errors";
 import { reviewCaseDetail } from "@/lib/review/case";
 import { authorizePage } from "@/lib/auth/page";
@@ -20,7 +19,7 @@ export default async function ReviewCasePage({ params }: { params: Promise<{ cas
   const parsed = reviewCaseParams.safeParse(await params);
   if (!parsed.success) notFound();
   const [detail, colleagues] = await Promise.all([
-    reviewCaseDetail(readPool(), parsed.data.caseId).catch((error: unknown) => {
+    reviewCaseDetail({ pool: pool(), prisma: prisma() }, parsed.data.caseId).catch((error: unknown) => {
       if (error instanceof NotFoundError) notFound();
       throw error;
     }),

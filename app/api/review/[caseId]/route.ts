@@ -2,7 +2,7 @@
 import { reviewCaseDetailSchema, reviewCaseParams } from "@/lib/api/contract/support";
 import { handle, json, readParams } from "@/lib/api/http";
 import { authorize } from "@/lib/auth/authorize";
-import { readPool } from "@/lib/db/read-pool";
+import { pool, prisma } from "@/lib/db/pool";
 import { reviewCaseDetail } from "@/lib/review/case";
 
 export const dynamic = "force-dynamic";
@@ -10,5 +10,5 @@ export const dynamic = "force-dynamic";
 export const GET = handle<{ caseId: string }>(async (request, { params }) => {
   await authorize(request, "review:read");
   const { caseId } = await readParams(params, reviewCaseParams);
-  return json(reviewCaseDetailSchema, await reviewCaseDetail(readPool(), caseId));
+  return json(reviewCaseDetailSchema, await reviewCaseDetail({ pool: pool(), prisma: prisma() }, caseId));
 });
