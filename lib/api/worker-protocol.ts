@@ -32,6 +32,7 @@ import type { ClaimedStep, LeaseHandle, WorkflowVersion } from "@/lib/engine/typ
 import { identifyWorker, type WorkerIdentity } from "@/lib/auth/worker-tokens";
 import type { Coordinator } from "@/lib/worker/coordinator";
 import { directCoordinator } from "@/lib/worker/direct-coordinator";
+import type { ProtocolTimings } from "@/lib/worker/protocol-timings";
 
 /**
  * The one place that decides whether a request comes from a worker, and which: the bearer token's
@@ -258,16 +259,32 @@ async function requirePermitOwner(pool: Pool, permitId: string, sessionId: strin
 
 const OPERATION_PATH = /\/api\/worker\/([a-z-]+)\/?$/;
 
+/** How the protocol is served. */
+export type WorkerProtocolOptions = {
+  /** Records where each request spends its time (the benchmark's HTTP breakdown). */
+  readonly timings?: ProtocolTimings;
+};
+
 /** Answers one request of the worker protocol; never throws. */
-export async function handleWorkerProtocol(request: Request, pool: Pool): Promise<Response> {
+export async function handleWorkerProtocol(request: Request, pool: Pool, options: WorkerProtocolOptions = {}): Promise<Response> {
+  const { timings } = options;
   try {
     const name = OPERATION_PATH.exec(new URL(request.url).pathname)?.[1];
     if (!name || !Object.hasOwn(workerOperations, name)) throw new HttpProblem("not-found", `no worker operation at ${new URL(request.url).pathname}`);
     if (request.method !== "POST") throw new HttpProblem("method-not-allowed", "worker operations are POST", {}, { allow: "POST" });
+    const startedAt = performance.now();
     const worker = await authenticateWorker(request, pool);
+    const authenticatedAt = performance.now();
     const operation = name as WorkerOperation;
     const body = await readJson(request, workerOperations[operation].body);
-    return await (handlers[operation] as (pool: Pool, body: unknown, worker: WorkerIdentity) => Promise<Response>)(pool, body, worker);
+    const readAt = performance.now();
+    const response = await (handlers[operation] as (pool: Pool, body: unknown, worker: WorkerIdentity) => Promise<Response>)(pool, body, worker);
+    if (timings) {
+      timings.add(operation, "auth", authenticatedAt - startedAt);
+      timings.add(operation, "body", readAt - authenticatedAt);
+      timings.add(operation, "work", performance.now() - readAt);
+    }
+    return response;
   } catch (error) {
     return toProblem(error);
   }
@@ -277,11 +294,13 @@ export async function handleWorkerProtocol(request: Request, pool: Pool): Promis
  * The protocol as a node:http request listener, for tests and benchmarks that serve it without
  * Next: `http.createServer(workerProtocolListener(pool)).listen(0)`.
  */
-export function workerProtocolListener(pool: Pool): (request: IncomingMessage, response: ServerResponse) => void {
+export function workerProtocolListener(pool: Pool, options: WorkerProtocolOptions = {}): (request: IncomingMessage, response: ServerResponse) => void {
+  const { timings } = options;
   return (incoming, outgoing) => {
     const chunks: Buffer[] = [];
     incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
     incoming.on("end", () => {
+      const endedAt = performance.now();
       const headers = new Headers();
       for (const [name, value] of Object.entries(incoming.headers)) {
         for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one);
@@ -292,11 +311,12 @@ export function workerProtocolListener(pool: Pool): (request: IncomingMessage, r
         headers,
         body: hasBody ? Buffer.concat(chunks) : undefined,
       });
-      void handleWorkerProtocol(request, pool)
+      void handleWorkerProtocol(request, pool, options)
         .then(async (response) => {
           const body = Buffer.from(await response.arrayBuffer());
           outgoing.writeHead(response.status, Object.fromEntries(response.headers));
           outgoing.end(body);
+          timings?.add(OPERATION_PATH.exec(incoming.url ?? "")?.[1] ?? "unknown", "total", performance.now() - endedAt);
         })
         .catch((error: unknown) => {
           console.error("[worker-protocol] answer failed:", error);

@@ -33,6 +33,7 @@ const PROFILE_BATCH = 50;
 const QUIESCE_MS = 2_000;
 const THROUGHPUT_ENGINES: readonly EngineName[] = ["fencelineDirect", "graphileTuned", "fencelineHttp", "graphileDefault", "pgBoss"];
 const LATENCY_RATE_PER_S = 50;
+type LatencyKey = "fenceline" | "fencelineHttp" | "graphile";
 const THROUGHPUT_TIMEOUT_MS = 10 * 60_000;
 
 const { values } = command({
@@ -160,11 +161,12 @@ async function main(): Promise<void> {
   }
   const throughput = medianRuns(throughputRuns);
 
-  const latency = new Map<"fenceline" | "graphile", LatencyResult>();
-  const latencyRuns = new Map<"fenceline" | "graphile", LatencyResult[]>();
+  const latency = new Map<LatencyKey, LatencyResult>();
+  const latencyRuns = new Map<LatencyKey, LatencyResult[]>();
   if (parts.has("latency")) {
     const pairs = [
       ["fenceline", "fencelineDirect"],
+      ["fencelineHttp", "fencelineHttp"],
       ["graphile", "graphileDefault"],
     ] as const;
     for (let r = 0; r < rounds; r += 1) {
@@ -256,7 +258,7 @@ async function main(): Promise<void> {
 function printTable(
   result: { workerRssMb: number | null; run: { loadAverageBefore: number[]; loadAverageAfter: number[]; cpu: string; postgres: string; node: string; graphileWorker: string; pgBoss: string } },
   throughput: Map<EngineName, ThroughputResult>,
-  latency: Map<"fenceline" | "graphile", LatencyResult>,
+  latency: Map<LatencyKey, LatencyResult>,
   recovery: RecoveryResult | null,
   dashboard: DashboardResult | null,
   profile: ProfileResult | null,
@@ -282,6 +284,19 @@ function printTable(
       );
     }
     out(`Fenceline worker peak RSS: ${result.workerRssMb ?? "-"} MiB`);
+    const breakdown = throughput.get("fencelineHttp")?.httpBreakdown;
+    if (breakdown) {
+      out();
+      out("HTTP breakdown (fencelineHttp): mean ms per call; wire = the client's wait beyond the server's total");
+      out(`${"operation".padEnd(26)}${"calls/step".padStart(11)}${"client".padStart(8)}${"encode".padStart(8)}${"decode".padStart(8)}${"wire".padStart(8)}${"server".padStart(8)}${"auth".padStart(8)}${"body".padStart(8)}${"work".padStart(8)}`);
+      for (const [operation, row] of Object.entries(breakdown)) {
+        const cell = (value: number | null | undefined) => (value === undefined || value === null ? "-" : String(value)).padStart(8);
+        out(
+          `${operation.padEnd(26)}${String(row.callsPerStep).padStart(11)}${cell(row.client.total)}${cell(row.client.encode)}${cell(row.client.decode)}${cell(row.wireMs)}` +
+            `${cell(row.server.total)}${cell(row.server.auth)}${cell(row.server.body)}${cell(row.server.work)}`,
+        );
+      }
+    }
   }
   if (latency.size > 0) {
     out();
@@ -289,7 +304,9 @@ function printTable(
     for (const [key, value] of latency) out(`${key.padEnd(12)} p50 ${value.p50}  p95 ${value.p95}  p99 ${value.p99}  max ${value.max}  (enqueue call p50 ${value.enqueueP50})`);
     const fl = latency.get("fenceline")?.p99;
     const gw = latency.get("graphile")?.p99;
+    const http = latency.get("fencelineHttp")?.p99;
     if (fl && gw) out(`p99 Fenceline / graphile-worker: ${ratio(fl, gw)}`);
+    if (fl && http) out(`p99 Fenceline HTTP - direct: ${round(http - fl, 2)} ms`);
   }
   if (recovery) {
     out();

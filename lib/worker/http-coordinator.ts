@@ -22,6 +22,7 @@ import {
 import { AuthorityLostError, CheckpointOrderError, DefinitionConflictError, InvalidDefinitionError, NotFoundError, ReleaseRefusedError } from "@/lib/engine/errors";
 import type { ClaimedStep, LeaseHandle } from "@/lib/engine/types";
 import type { Coordinator } from "./coordinator";
+import type { ProtocolTimings } from "./protocol-timings";
 
 export type HttpCoordinatorOptions = {
   /** The web app's origin, e.g. http://127.0.0.1:3000 */
@@ -30,6 +31,8 @@ export type HttpCoordinatorOptions = {
   readonly fetch?: typeof fetch;
   /** How long one request may take before its outcome counts as unknown (default 10 s). */
   readonly timeoutMs?: number;
+  /** Records where each call spends its time (the benchmark's HTTP breakdown). */
+  readonly timings?: ProtocolTimings;
 };
 
 /** A request of the protocol that got no usable answer: its outcome is unknown. */
@@ -77,36 +80,53 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
   async function call<O extends WorkerOperation>(operation: O, body: Body<O>, waitMs = 0): Promise<Answer<O>> {
     const limitMs = Math.ceil(timeoutMs + waitMs);
     const signal = AbortSignal.any([closing.signal, AbortSignal.timeout(limitMs)]);
+    const startedAt = performance.now();
+    const encoded = JSON.stringify(body);
+    const encodedAt = performance.now();
     let response: Response;
     try {
       response = await doFetch(`${base}/api/worker/${operation}`, {
         method: "POST",
         headers: { authorization, "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify(body),
+        body: encoded,
         signal,
       });
     } catch (error) {
       const timedOut = signal.aborted && !closing.signal.aborted;
       throw new WorkerTransportError(operation, timedOut ? `no answer within ${limitMs} ms` : describe(error), null, { cause: error });
     }
+    const answeredAt = performance.now();
     let text: string;
     try {
       text = await response.text();
     } catch (error) {
       throw new WorkerTransportError(operation, `the answer was cut off: ${String(error)}`, response.status, { cause: error });
     }
+    const readAt = performance.now();
     if (!response.ok) throw refusal(operation, response.status, text);
     const schema = workerOperations[operation].response;
-    if (!schema) return undefined as Answer<O>;
-    let data: unknown;
-    try {
-      data = JSON.parse(text);
-    } catch {
-      throw new WorkerTransportError(operation, "the answer is not JSON", response.status);
+    let answer: Answer<O> = undefined as Answer<O>;
+    if (schema) {
+      let data: unknown;
+      try {
+        data = JSON.parse(text);
+      } catch {
+        throw new WorkerTransportError(operation, "the answer is not JSON", response.status);
+      }
+      const parsed = schema.safeParse(data);
+      if (!parsed.success) throw new WorkerTransportError(operation, `the answer does not match the protocol: ${parsed.error.message}`, response.status);
+      answer = parsed.data as Answer<O>;
     }
-    const parsed = schema.safeParse(data);
-    if (!parsed.success) throw new WorkerTransportError(operation, `the answer does not match the protocol: ${parsed.error.message}`, response.status);
-    return parsed.data as Answer<O>;
+    const timings = options.timings;
+    if (timings) {
+      const decodedAt = performance.now();
+      timings.add(operation, "encode", encodedAt - startedAt);
+      timings.add(operation, "exchange", answeredAt - encodedAt);
+      timings.add(operation, "read", readAt - answeredAt);
+      timings.add(operation, "decode", decodedAt - readAt);
+      timings.add(operation, "total", decodedAt - startedAt);
+    }
+    return answer;
   }
 
   return {
