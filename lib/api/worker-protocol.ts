@@ -29,7 +29,7 @@ import { reportFailure } from "@/lib/engine/recovery";
 import { servedBySession } from "@/lib/engine/registration";
 import { heartbeatSession, registerWorkerSession, stopSession } from "@/lib/engine/session";
 import type { ClaimedStep, LeaseHandle, WorkflowVersion } from "@/lib/engine/types";
-import { identifyWorker, type WorkerIdentity } from "@/lib/auth/worker-tokens";
+import { workerTokenCache, type WorkerIdentity, type WorkerTokenCache } from "@/lib/auth/worker-tokens";
 import type { Coordinator } from "@/lib/worker/coordinator";
 import { directCoordinator } from "@/lib/worker/direct-coordinator";
 import type { ProtocolTimings } from "@/lib/worker/protocol-timings";
@@ -41,7 +41,7 @@ import type { ProtocolTimings } from "@/lib/worker/protocol-timings";
 export async function authenticateWorker(request: Request, pool: Pool): Promise<WorkerIdentity> {
   const header = request.headers.get("authorization") ?? "";
   const match = /^Bearer\s+(\S{1,512})\s*$/i.exec(header);
-  const identity = match ? await identifyWorker(pool, match[1]!) : null;
+  const identity = match ? await stateOf(pool).tokens.identify(match[1]!) : null;
   if (!identity) {
     throw new HttpProblem("unauthorized", "a valid, unrevoked worker token is required (Authorization: Bearer <token>)", {}, { "www-authenticate": 'Bearer realm="fenceline-worker"' });
   }
@@ -52,26 +52,27 @@ export async function authenticateWorker(request: Request, pool: Pool): Promise<
 
 /**
  * `sessions` maps "<token id>:<session id>" pairs already checked to belong together to the
- * workflow versions the session registered to serve.
+ * workflow versions the session registered to serve; `tokens` knows unrevoked tokens' identities.
  */
-type PoolState = { readonly waiter: Coordinator; readonly sessions: Map<string, readonly WorkflowVersion[]> };
+type PoolState = { readonly waiter: Coordinator; readonly sessions: Map<string, readonly WorkflowVersion[]>; readonly tokens: WorkerTokenCache };
 const states = new WeakMap<Pool, PoolState>();
 const MAX_CACHED_SESSIONS = 10_000;
 
 function stateOf(pool: Pool): PoolState {
   let state = states.get(pool);
   if (!state) {
-    state = { waiter: directCoordinator(pool), sessions: new Map() };
+    state = { waiter: directCoordinator(pool), sessions: new Map(), tokens: workerTokenCache(pool) };
     states.set(pool, state);
   }
   return state;
 }
 
-/** Closes the long-poll listener of a pool (tests and benchmarks that end their pool). */
+/** Closes a pool's listeners: long polls and token revocations (tests and benchmarks that end their pool). */
 export async function closeWorkerProtocol(pool: Pool): Promise<void> {
   const state = states.get(pool);
   states.delete(pool);
   await state?.waiter.close();
+  await state?.tokens.close();
 }
 
 const sessionOfWorker = {
