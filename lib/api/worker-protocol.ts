@@ -119,7 +119,8 @@ const noContent = () => new Response(null, { status: 204, headers: { "cache-cont
 // ---- the operations ----------------------------------------------------------------------------
 
 type Body<O extends WorkerOperation> = z.output<(typeof workerOperations)[O]["body"]>;
-type Handlers = { [O in WorkerOperation]: (pool: Pool, body: Body<O>, worker: WorkerIdentity) => Promise<Response> };
+/** `signal` aborts when the client goes away (a long poll then claims nothing more). */
+type Handlers = { [O in WorkerOperation]: (pool: Pool, body: Body<O>, worker: WorkerIdentity, signal: AbortSignal) => Promise<Response> };
 
 type AnswerOf<O extends WorkerOperation> = (typeof workerOperations)[O]["response"] extends infer S extends z.ZodType ? z.input<S> : never;
 
@@ -208,17 +209,25 @@ const handlers: Handlers = {
   },
   "commit-receipts": async (pool, body, worker) => {
     await requireSession(pool, worker, body.sessionId);
-    const results = await commitReceipts(
-      pool,
-      body.sessionId,
-      body.receipts.map((receipt) => ({
-        lease: { stepId: receipt.stepId, fencingTerm: BigInt(receipt.fencingTerm), sessionId: body.sessionId },
-        conclusion: receipt.conclusion,
-      })),
-    );
-    return respond("commit-receipts", {
-      results: results.map((result) => (result.committed ? result : { stepId: result.stepId, committed: false as const, error: authorityLostFields(result.error) })),
-    });
+    return respond("commit-receipts", { results: await commitWireReceipts(pool, body.sessionId, body.receipts) });
+  },
+  "commit-receipts-and-claim": async (pool, body, worker) => {
+    const served = await requireSession(pool, worker, body.sessionId);
+    const results = await commitWireReceipts(pool, body.sessionId, body.receipts);
+    const steps = body.claimLimit > 0 ? await claimSteps(pool, body.sessionId, served, body.claimLimit) : [];
+    return respond("commit-receipts-and-claim", { results, steps: steps.map(claimedToWire) });
+  },
+  "claim-or-wait": async (pool, body, worker, signal) => {
+    const served = await requireSession(pool, worker, body.sessionId);
+    const deadline = performance.now() + Math.min(body.timeoutMs, MAX_WAIT_MS);
+    let steps = await claimSteps(pool, body.sessionId, served, body.limit);
+    // A wake-up is a hint (work for another session, or a notice from before the claim): the poll
+    // answers empty only at its timeout. A client that went away would never run what is claimed.
+    while (steps.length === 0 && body.limit > 0 && deadline - performance.now() > 0 && !signal.aborted) {
+      await stateOf(pool).waiter.waitForWork(deadline - performance.now());
+      if (!signal.aborted) steps = await claimSteps(pool, body.sessionId, served, body.limit);
+    }
+    return respond("claim-or-wait", { steps: steps.map(claimedToWire) });
   },
   "report-failure": async (pool, body, worker) => {
     await requireSession(pool, worker, body.lease.sessionId);
@@ -247,6 +256,16 @@ const handlers: Handlers = {
     return respond("wait-for-work", { woken: performance.now() - startedAt < timeoutMs - 1 });
   },
 };
+
+/** Commits receipts presented on the wire, each fenced on its own lease; refusals travel as their fields. */
+async function commitWireReceipts(pool: Pool, sessionId: string, receipts: Body<"commit-receipts">["receipts"]) {
+  const results = await commitReceipts(
+    pool,
+    sessionId,
+    receipts.map((receipt) => ({ lease: { stepId: receipt.stepId, fencingTerm: BigInt(receipt.fencingTerm), sessionId }, conclusion: receipt.conclusion })),
+  );
+  return results.map((result) => (result.committed ? result : { stepId: result.stepId, committed: false as const, error: authorityLostFields(result.error) }));
+}
 
 /** A permit may be settled only by the session whose lease took it. */
 async function requirePermitOwner(pool: Pool, permitId: string, sessionId: string): Promise<void> {
@@ -279,7 +298,12 @@ export async function handleWorkerProtocol(request: Request, pool: Pool, options
     const operation = name as WorkerOperation;
     const body = await readJson(request, workerOperations[operation].body);
     const readAt = performance.now();
-    const response = await (handlers[operation] as (pool: Pool, body: unknown, worker: WorkerIdentity) => Promise<Response>)(pool, body, worker);
+    const response = await (handlers[operation] as (pool: Pool, body: unknown, worker: WorkerIdentity, signal: AbortSignal) => Promise<Response>)(
+      pool,
+      body,
+      worker,
+      request.signal,
+    );
     if (timings) {
       timings.add(operation, "auth", authenticatedAt - startedAt);
       timings.add(operation, "body", readAt - authenticatedAt);
@@ -307,10 +331,15 @@ export function workerProtocolListener(pool: Pool, options: WorkerProtocolOption
         for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one);
       }
       const hasBody = incoming.method !== "GET" && incoming.method !== "HEAD";
+      const gone = new AbortController();
+      outgoing.once("close", () => {
+        if (!outgoing.writableFinished) gone.abort();
+      });
       const request = new Request(`http://${incoming.headers.host ?? "localhost"}${incoming.url ?? "/"}`, {
         method: incoming.method,
         headers,
         body: hasBody ? Buffer.concat(chunks) : undefined,
+        signal: gone.signal,
       });
       void handleWorkerProtocol(request, pool, options)
         .then(async (response) => {

@@ -52,12 +52,43 @@ export function directCoordinator(pool: Pool): Coordinator {
     return listening;
   };
 
+  let closed = false;
+  const waitForWork = async (timeoutMs: number): Promise<void> => {
+    await listen();
+    if (missed) {
+      missed = false;
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        waiters.delete(done);
+        resolve();
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      waiters.add(done);
+    });
+  };
+
   return {
     transport: "direct",
     registerSession: (registration) => registerWorkerSession(pool, { transport: "direct", registration }),
     heartbeat: (sessionId) => heartbeatSession(pool, sessionId),
     stopSession: (sessionId, reason) => stopSession(pool, sessionId, reason),
     claim: (sessionId, served, limit) => claimSteps(pool, sessionId, served, limit),
+    claimOrWait: async (sessionId, served, limit, waitMs) => {
+      const deadline = performance.now() + waitMs;
+      let claimed = await claimSteps(pool, sessionId, served, limit);
+      // A wake-up is a hint (another session's work, a notice from before the claim): answer
+      // empty only at the timeout. After close() a stopping worker claims nothing more.
+      while (claimed.length === 0 && limit > 0 && deadline - performance.now() > 0 && !closed) {
+        await waitForWork(deadline - performance.now());
+        if (!closed) claimed = await claimSteps(pool, sessionId, served, limit);
+      }
+      return claimed;
+    },
     renew: (sessionId, requests) => renewLeases(pool, sessionId, requests),
     persistRequestIdentity: (lease, proposed, adapterVersion) => persistRequestIdentity(pool, lease, proposed, adapterVersion),
     beginInvocation: (lease) => beginInvocation(pool, lease),
@@ -67,6 +98,10 @@ export function directCoordinator(pool: Pool): Coordinator {
     releasePermit: (permitId) => releasePermit(pool, permitId),
     holdPermit: (permitId, reason, holdMs) => holdPermit(pool, permitId, reason, holdMs),
     commitReceipts: (sessionId, requests) => commitReceipts(pool, sessionId, requests),
+    commitAndClaim: async (sessionId, served, requests, claimLimit) => {
+      const results = await commitReceipts(pool, sessionId, requests);
+      return { results, claimed: claimLimit > 0 ? await claimSteps(pool, sessionId, served, claimLimit) : [] };
+    },
     reportFailure: async (lease, reason) => {
       await reportFailure(pool, lease, reason);
     },
@@ -76,25 +111,9 @@ export function directCoordinator(pool: Pool): Coordinator {
     },
     recover: async (decidedBy, batchSize) =>
       (await runRecoveryScan(pool, { decidedBy, batchSize })).length + (await sweepPermits(pool, batchSize)),
-    waitForWork: async (timeoutMs) => {
-      await listen();
-      if (missed) {
-        missed = false;
-        return;
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          waiters.delete(done);
-          resolve();
-        }, timeoutMs);
-        const done = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        waiters.add(done);
-      });
-    },
+    waitForWork,
     close: async () => {
+      closed = true;
       wakeAll();
       if (listener) {
         listener = null;

@@ -20,7 +20,7 @@ import {
   type wireClaimedStep,
 } from "@/lib/api/contract/worker";
 import { AuthorityLostError, CheckpointOrderError, DefinitionConflictError, InvalidDefinitionError, NotFoundError, ReleaseRefusedError } from "@/lib/engine/errors";
-import type { ClaimedStep, LeaseHandle } from "@/lib/engine/types";
+import type { ClaimedStep, LeaseHandle, ReceiptRequest, ReceiptResult } from "@/lib/engine/types";
 import type { Coordinator } from "./coordinator";
 import type { ProtocolTimings } from "./protocol-timings";
 
@@ -147,6 +147,11 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
       if (limit <= 0) return [];
       return (await call("claim", { sessionId, limit })).steps.map(claimedStep);
     },
+    claimOrWait: async (sessionId, _served, limit, waitMs) => {
+      if (limit <= 0) return [];
+      const timeoutMs = Math.max(0, Math.min(MAX_WAIT_MS, Math.round(waitMs)));
+      return (await call("claim-or-wait", { sessionId, limit, timeoutMs }, timeoutMs)).steps.map(claimedStep);
+    },
     renew: async (sessionId, requests) => {
       if (requests.length === 0) return [];
       for (const request of requests) {
@@ -176,18 +181,16 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
     },
     commitReceipts: async (sessionId, requests) => {
       if (requests.length === 0) return [];
-      for (const { lease } of requests) {
-        if (lease.sessionId !== sessionId) throw new Error("commitReceipts: every lease must belong to the session");
-      }
-      const { results } = await call("commit-receipts", {
+      const { results } = await call("commit-receipts", { sessionId, receipts: wireReceipts("commitReceipts", sessionId, requests) });
+      return results.map(receiptResult);
+    },
+    commitAndClaim: async (sessionId, _served, requests, claimLimit) => {
+      const { results, steps } = await call("commit-receipts-and-claim", {
         sessionId,
-        receipts: requests.map(({ lease, conclusion }) => ({
-          stepId: lease.stepId,
-          fencingTerm: lease.fencingTerm.toString(),
-          conclusion: conclusion.kind === "effect" ? { ...conclusion, result: conclusion.result ?? null } : conclusion,
-        })),
+        receipts: wireReceipts("commitAndClaim", sessionId, requests),
+        claimLimit: Math.max(0, claimLimit),
       });
-      return results.map((result) => (result.committed ? result : { stepId: result.stepId, committed: false, error: authorityLost(result.error) }));
+      return { results: results.map(receiptResult), claimed: steps.map(claimedStep) };
     },
     reportFailure: async (lease, reason) => {
       await call("report-failure", { lease: wireLease(lease), reason });
@@ -234,6 +237,20 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
     return session;
   }
 }
+
+function wireReceipts(operation: string, sessionId: string, requests: readonly ReceiptRequest[]): Body<"commit-receipts">["receipts"] {
+  return requests.map(({ lease, conclusion }) => {
+    if (lease.sessionId !== sessionId) throw new Error(`${operation}: every lease must belong to the session`);
+    return {
+      stepId: lease.stepId,
+      fencingTerm: lease.fencingTerm.toString(),
+      conclusion: conclusion.kind === "effect" ? { ...conclusion, result: conclusion.result ?? null } : conclusion,
+    };
+  });
+}
+
+const receiptResult = (result: Answer<"commit-receipts">["results"][number]): ReceiptResult =>
+  result.committed ? result : { stepId: result.stepId, committed: false, error: authorityLost(result.error) };
 
 /** fetch's own message ("fetch failed") says little; its cause names the socket error. */
 function describe(error: unknown): string {

@@ -75,6 +75,8 @@ export class Worker {
   private wakeStop: () => void = () => undefined;
   private readonly stopped = new Promise<void>((resolve) => (this.wakeStop = resolve));
   private slotFreed: () => void = () => undefined;
+  /** Slots promised to claims in flight (the claim loop's, and those alongside receipt batches). */
+  private reserved = 0;
   private loops: Promise<void>[] = [];
 
   /** Throws DefinitionError when the workflows cannot be registered together. */
@@ -92,7 +94,14 @@ export class Worker {
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
     this.hooks = options.hooks ?? noHooks;
     this.log = options.log ?? ((line) => process.stderr.write(`[worker] ${line}\n`));
-    this.receipts = new ReceiptBatcher(this.coordinator, () => this.sessionId, options.receiptBatchSize ?? 100);
+    this.receipts = new ReceiptBatcher(this.coordinator, () => this.sessionId, options.receiptBatchSize ?? 100, {
+      served: () => this.served,
+      reserve: (committing) => this.reserve(committing),
+      settle: (reserved, claimed, sentAtMs) => {
+        this.reserved -= reserved;
+        for (const step of claimed) this.startAttempt(step, sentAtMs);
+      },
+    });
   }
 
   get sessionId(): string {
@@ -133,18 +142,36 @@ export class Worker {
     await this.coordinator.close();
   }
 
+  /**
+   * Slots for a receipt batch's claim: those its `committing` attempts free, and any free now that
+   * no other claim has taken. None once stopping.
+   */
+  private reserve(committing: number): number {
+    if (this.stopping) return 0;
+    const slots = Math.max(0, Math.min(this.concurrency, this.concurrency - this.running.size - this.reserved + committing));
+    this.reserved += slots;
+    return slots;
+  }
+
   private async claimLoop(): Promise<void> {
     let failures = 0;
+    // After a claim that found less than it asked for, the next one waits for work.
+    let drained = false;
     while (!this.stopping) {
-      const free = this.concurrency - this.running.size;
+      const free = this.concurrency - this.running.size - this.reserved;
       if (free <= 0) {
         await new Promise<void>((resolve) => (this.slotFreed = resolve));
         continue;
       }
       const sentAt = performance.now();
-      let claimed: ClaimedStep[];
+      this.reserved += free;
+      const claiming = this.coordinator.claimOrWait(this.sessionId, this.served, free, drained ? jitter(this.pollIntervalMs) : 0).finally(() => {
+        this.reserved -= free;
+      });
+      let claimed: ClaimedStep[] | "stopped";
       try {
-        claimed = await this.coordinator.claim(this.sessionId, this.served, free);
+        // Only a claim that may wait is raced with stop (each race keeps a reaction on `stopped`).
+        claimed = drained ? await Promise.race([claiming, this.stopped.then(() => "stopped" as const)]) : await claiming;
         failures = 0;
       } catch (error) {
         failures += 1;
@@ -152,8 +179,21 @@ export class Worker {
         await Promise.race([delay(Math.min(5_000, 100 * 2 ** failures)), this.stopped]);
         continue;
       }
+      if (claimed === "stopped") {
+        void claiming.then((late) => this.handBack(late), () => undefined);
+        return;
+      }
       for (const step of claimed) this.startAttempt(step, sentAt);
-      if (claimed.length < free) await Promise.race([this.coordinator.waitForWork(jitter(this.pollIntervalMs)), this.stopped]);
+      drained = claimed.length < free;
+    }
+  }
+
+  /** Steps a stopping worker's last wait still claimed; what cannot be handed back is recovered after expiry. */
+  private async handBack(steps: readonly ClaimedStep[]): Promise<void> {
+    for (const step of steps) {
+      await this.coordinator
+        .release({ stepId: step.stepId, fencingTerm: step.fencingTerm, sessionId: this.sessionId }, "worker stopping")
+        .catch((error: unknown) => this.log(`hand back ${step.stepId}: ${String(error)}`));
     }
   }
 
