@@ -63,6 +63,10 @@ function stateOf(pool: Pool): PoolState {
   if (!state) {
     state = { waiter: directCoordinator(pool), sessions: new Map(), tokens: workerTokenCache(pool) };
     states.set(pool, state);
+    // The listeners hold connections of the pool, and pool.end() waits for every connection to
+    // come back: ending the pool closes them first, whoever ends it.
+    const end = pool.end.bind(pool);
+    pool.end = (() => closeWorkerProtocol(pool).then(() => end())) as Pool["end"];
   }
   return state;
 }
