@@ -152,11 +152,18 @@ export class FaultPlan {
     // A claim, a wait and a claim of the wrapped coordinator: a close during the wait refuses the
     // second claim, as it refuses any claim after close.
     const claim = wrapped.claim as Coordinator["claim"];
-    const claimOrWait: Coordinator["claimOrWait"] = async (sessionId, served, limit, waitMs) => {
+    const claimOrWait: Coordinator["claimOrWait"] = async (sessionId, served, limit, waitMs, signal) => {
       const claimed = await claim(sessionId, served, limit);
-      if (claimed.length > 0 || limit <= 0 || waitMs <= 0) return claimed;
-      await waitForWork(waitMs);
-      return claim(sessionId, served, limit);
+      if (claimed.length > 0 || limit <= 0 || waitMs <= 0 || signal?.aborted) return claimed;
+      let stopWaiting = () => undefined as void;
+      const aborted = new Promise<void>((resolve) => (stopWaiting = resolve));
+      signal?.addEventListener("abort", stopWaiting, { once: true });
+      try {
+        await Promise.race([waitForWork(waitMs), aborted]);
+      } finally {
+        signal?.removeEventListener("abort", stopWaiting);
+      }
+      return signal?.aborted ? [] : claim(sessionId, served, limit);
     };
     // Closing and stopping the session must still work after close.
     return { ...(wrapped as Coordinator), renew, waitForWork, claimOrWait, stopSession: inner.stopSession.bind(inner), close: inner.close.bind(inner) };

@@ -406,6 +406,17 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
       expect(elapsed).toBeGreaterThanOrEqual(250);
       expect(elapsed).toBeLessThan(3_000);
       expect(await coordinator.claimOrWait(sessionId, SERVED, 0, 10_000)).toEqual([]);
+
+      // Stopping ends the wait at once, and what becomes ready afterwards is left for others.
+      const stopping = new AbortController();
+      startedAt = performance.now();
+      const stopped = coordinator.claimOrWait(sessionId, SERVED, 5, 10_000, stopping.signal);
+      setTimeout(() => stopping.abort(), 200);
+      expect(await stopped).toEqual([]);
+      expect(performance.now() - startedAt).toBeLessThan(3_000);
+      const [left] = await createSingleStepWorkflows(db.pool, 1, step);
+      await delay(300);
+      expect((await one(coordinator.claim(sessionId, SERVED, 5))).stepId).toBe(left);
     });
   });
 }

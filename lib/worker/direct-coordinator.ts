@@ -53,22 +53,27 @@ export function directCoordinator(pool: Pool): Coordinator {
   };
 
   let closed = false;
-  const waitForWork = async (timeoutMs: number): Promise<void> => {
+  const waitForWork = async (timeoutMs: number, signal?: AbortSignal): Promise<void> => {
     await listen();
     if (missed) {
       missed = false;
       return;
     }
+    if (signal?.aborted) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         waiters.delete(done);
+        signal?.removeEventListener("abort", done);
         resolve();
       }, timeoutMs);
       const done = () => {
         clearTimeout(timer);
+        waiters.delete(done);
+        signal?.removeEventListener("abort", done);
         resolve();
       };
       waiters.add(done);
+      signal?.addEventListener("abort", done);
     });
   };
 
@@ -78,14 +83,15 @@ export function directCoordinator(pool: Pool): Coordinator {
     heartbeat: (sessionId) => heartbeatSession(pool, sessionId),
     stopSession: (sessionId, reason) => stopSession(pool, sessionId, reason),
     claim: (sessionId, served, limit) => claimSteps(pool, sessionId, served, limit),
-    claimOrWait: async (sessionId, served, limit, waitMs) => {
+    claimOrWait: async (sessionId, served, limit, waitMs, signal) => {
       const deadline = performance.now() + waitMs;
+      const stopped = () => closed || signal?.aborted === true;
       let claimed = await claimSteps(pool, sessionId, served, limit);
       // A wake-up is a hint (another session's work, a notice from before the claim): answer
-      // empty only at the timeout. After close() a stopping worker claims nothing more.
-      while (claimed.length === 0 && limit > 0 && deadline - performance.now() > 0 && !closed) {
-        await waitForWork(deadline - performance.now());
-        if (!closed) claimed = await claimSteps(pool, sessionId, served, limit);
+      // empty only at the timeout. A stopping worker (or a closed coordinator) claims nothing more.
+      while (claimed.length === 0 && limit > 0 && deadline - performance.now() > 0 && !stopped()) {
+        await waitForWork(deadline - performance.now(), signal);
+        if (!stopped()) claimed = await claimSteps(pool, sessionId, served, limit);
       }
       return claimed;
     },
@@ -111,7 +117,7 @@ export function directCoordinator(pool: Pool): Coordinator {
     },
     recover: async (decidedBy, batchSize) =>
       (await runRecoveryScan(pool, { decidedBy, batchSize })).length + (await sweepPermits(pool, batchSize)),
-    waitForWork,
+    waitForWork: (timeoutMs) => waitForWork(timeoutMs),
     close: async () => {
       closed = true;
       wakeAll();

@@ -77,9 +77,9 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
   /** The session this coordinator registered: permits are settled in its name. */
   let session: string | null = null;
 
-  async function call<O extends WorkerOperation>(operation: O, body: Body<O>, waitMs = 0): Promise<Answer<O>> {
+  async function call<O extends WorkerOperation>(operation: O, body: Body<O>, waitMs = 0, stop?: AbortSignal): Promise<Answer<O>> {
     const limitMs = Math.ceil(timeoutMs + waitMs);
-    const signal = AbortSignal.any([closing.signal, AbortSignal.timeout(limitMs)]);
+    const signal = AbortSignal.any([closing.signal, AbortSignal.timeout(limitMs), ...(stop ? [stop] : [])]);
     const startedAt = performance.now();
     const encoded = JSON.stringify(body);
     const encodedAt = performance.now();
@@ -92,7 +92,7 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
         signal,
       });
     } catch (error) {
-      const timedOut = signal.aborted && !closing.signal.aborted;
+      const timedOut = signal.aborted && !closing.signal.aborted && !stop?.aborted;
       throw new WorkerTransportError(operation, timedOut ? `no answer within ${limitMs} ms` : describe(error), null, { cause: error });
     }
     const answeredAt = performance.now();
@@ -147,10 +147,16 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
       if (limit <= 0) return [];
       return (await call("claim", { sessionId, limit })).steps.map(claimedStep);
     },
-    claimOrWait: async (sessionId, _served, limit, waitMs) => {
-      if (limit <= 0) return [];
+    claimOrWait: async (sessionId, _served, limit, waitMs, signal) => {
+      if (limit <= 0 || signal?.aborted) return [];
       const timeoutMs = Math.max(0, Math.min(MAX_WAIT_MS, Math.round(waitMs)));
-      return (await call("claim-or-wait", { sessionId, limit, timeoutMs }, timeoutMs)).steps.map(claimedStep);
+      try {
+        return (await call("claim-or-wait", { sessionId, limit, timeoutMs }, timeoutMs, signal)).steps.map(claimedStep);
+      } catch (error) {
+        // Stopping ends the long poll: the server claims nothing more once the request is gone.
+        if (signal?.aborted) return [];
+        throw error;
+      }
     },
     renew: async (sessionId, requests) => {
       if (requests.length === 0) return [];

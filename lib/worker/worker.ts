@@ -74,6 +74,8 @@ export class Worker {
   private stopping = false;
   private wakeStop: () => void = () => undefined;
   private readonly stopped = new Promise<void>((resolve) => (this.wakeStop = resolve));
+  /** Aborted by stop(): ends a claim's wait at once, and it claims nothing more. */
+  private readonly stopSignal = new AbortController();
   private slotFreed: () => void = () => undefined;
   /** Slots promised to claims in flight (the claim loop's, and those alongside receipt batches). */
   private reserved = 0;
@@ -99,7 +101,9 @@ export class Worker {
       reserve: (committing) => this.reserve(committing),
       settle: (reserved, claimed, sentAtMs) => {
         this.reserved -= reserved;
-        for (const step of claimed) this.startAttempt(step, sentAtMs);
+        // Claimed while stop() began: handed back, as the claim loop's last wait does.
+        if (this.stopping) void this.handBack(claimed);
+        else for (const step of claimed) this.startAttempt(step, sentAtMs);
       },
     });
   }
@@ -131,6 +135,7 @@ export class Worker {
     if (this.stopping) return;
     this.stopping = true;
     this.wakeStop();
+    this.stopSignal.abort();
     this.slotFreed();
     for (const { run } of this.running.values()) {
       if (!run.invocationBegan) run.lose("worker stopping");
@@ -165,30 +170,26 @@ export class Worker {
       }
       const sentAt = performance.now();
       this.reserved += free;
-      const claiming = this.coordinator.claimOrWait(this.sessionId, this.served, free, drained ? jitter(this.pollIntervalMs) : 0).finally(() => {
-        this.reserved -= free;
-      });
-      let claimed: ClaimedStep[] | "stopped";
+      let claimed: ClaimedStep[];
       try {
-        // Only a claim that may wait is raced with stop (each race keeps a reaction on `stopped`).
-        claimed = drained ? await Promise.race([claiming, this.stopped.then(() => "stopped" as const)]) : await claiming;
+        claimed = await this.coordinator.claimOrWait(this.sessionId, this.served, free, drained ? jitter(this.pollIntervalMs) : 0, this.stopSignal.signal);
         failures = 0;
       } catch (error) {
         failures += 1;
         this.log(`claim failed: ${String(error)}`);
         await Promise.race([delay(Math.min(5_000, 100 * 2 ** failures)), this.stopped]);
         continue;
+      } finally {
+        this.reserved -= free;
       }
-      if (claimed === "stopped") {
-        void claiming.then((late) => this.handBack(late), () => undefined);
-        return;
-      }
-      for (const step of claimed) this.startAttempt(step, sentAt);
+      // A claim answered as stop() began: its steps go back, as do those claimed alongside receipts.
+      if (this.stopping) await this.handBack(claimed);
+      else for (const step of claimed) this.startAttempt(step, sentAt);
       drained = claimed.length < free;
     }
   }
 
-  /** Steps a stopping worker's last wait still claimed; what cannot be handed back is recovered after expiry. */
+  /** Steps claimed as stop() began; what cannot be handed back is recovered after its lease expires. */
   private async handBack(steps: readonly ClaimedStep[]): Promise<void> {
     for (const step of steps) {
       await this.coordinator
