@@ -29,9 +29,10 @@ import { reportFailure } from "@/lib/engine/recovery";
 import { servedBySession } from "@/lib/engine/registration";
 import { heartbeatSession, registerWorkerSession, stopSession } from "@/lib/engine/session";
 import type { ClaimedStep, LeaseHandle, WorkflowVersion } from "@/lib/engine/types";
-import { identifyWorker, type WorkerIdentity } from "@/lib/auth/worker-tokens";
+import { workerTokenCache, type WorkerIdentity, type WorkerTokenCache } from "@/lib/auth/worker-tokens";
 import type { Coordinator } from "@/lib/worker/coordinator";
 import { directCoordinator } from "@/lib/worker/direct-coordinator";
+import type { ProtocolTimings } from "@/lib/worker/protocol-timings";
 
 /**
  * The one place that decides whether a request comes from a worker, and which: the bearer token's
@@ -40,7 +41,7 @@ import { directCoordinator } from "@/lib/worker/direct-coordinator";
 export async function authenticateWorker(request: Request, pool: Pool): Promise<WorkerIdentity> {
   const header = request.headers.get("authorization") ?? "";
   const match = /^Bearer\s+(\S{1,512})\s*$/i.exec(header);
-  const identity = match ? await identifyWorker(pool, match[1]!) : null;
+  const identity = match ? await stateOf(pool).tokens.identify(match[1]!) : null;
   if (!identity) {
     throw new HttpProblem("unauthorized", "a valid, unrevoked worker token is required (Authorization: Bearer <token>)", {}, { "www-authenticate": 'Bearer realm="fenceline-worker"' });
   }
@@ -51,26 +52,31 @@ export async function authenticateWorker(request: Request, pool: Pool): Promise<
 
 /**
  * `sessions` maps "<token id>:<session id>" pairs already checked to belong together to the
- * workflow versions the session registered to serve.
+ * workflow versions the session registered to serve; `tokens` knows unrevoked tokens' identities.
  */
-type PoolState = { readonly waiter: Coordinator; readonly sessions: Map<string, readonly WorkflowVersion[]> };
+type PoolState = { readonly waiter: Coordinator; readonly sessions: Map<string, readonly WorkflowVersion[]>; readonly tokens: WorkerTokenCache };
 const states = new WeakMap<Pool, PoolState>();
 const MAX_CACHED_SESSIONS = 10_000;
 
 function stateOf(pool: Pool): PoolState {
   let state = states.get(pool);
   if (!state) {
-    state = { waiter: directCoordinator(pool), sessions: new Map() };
+    state = { waiter: directCoordinator(pool), sessions: new Map(), tokens: workerTokenCache(pool) };
     states.set(pool, state);
+    // The listeners hold connections of the pool, and pool.end() waits for every connection to
+    // come back: ending the pool closes them first, whoever ends it.
+    const end = pool.end.bind(pool);
+    pool.end = (() => closeWorkerProtocol(pool).then(() => end())) as Pool["end"];
   }
   return state;
 }
 
-/** Closes the long-poll listener of a pool (tests and benchmarks that end their pool). */
+/** Closes a pool's listeners: long polls and token revocations (tests and benchmarks that end their pool). */
 export async function closeWorkerProtocol(pool: Pool): Promise<void> {
   const state = states.get(pool);
   states.delete(pool);
   await state?.waiter.close();
+  await state?.tokens.close();
 }
 
 const sessionOfWorker = {
@@ -117,7 +123,8 @@ const noContent = () => new Response(null, { status: 204, headers: { "cache-cont
 // ---- the operations ----------------------------------------------------------------------------
 
 type Body<O extends WorkerOperation> = z.output<(typeof workerOperations)[O]["body"]>;
-type Handlers = { [O in WorkerOperation]: (pool: Pool, body: Body<O>, worker: WorkerIdentity) => Promise<Response> };
+/** `signal` aborts when the client goes away (a long poll then claims nothing more). */
+type Handlers = { [O in WorkerOperation]: (pool: Pool, body: Body<O>, worker: WorkerIdentity, signal: AbortSignal) => Promise<Response> };
 
 type AnswerOf<O extends WorkerOperation> = (typeof workerOperations)[O]["response"] extends infer S extends z.ZodType ? z.input<S> : never;
 
@@ -206,17 +213,25 @@ const handlers: Handlers = {
   },
   "commit-receipts": async (pool, body, worker) => {
     await requireSession(pool, worker, body.sessionId);
-    const results = await commitReceipts(
-      pool,
-      body.sessionId,
-      body.receipts.map((receipt) => ({
-        lease: { stepId: receipt.stepId, fencingTerm: BigInt(receipt.fencingTerm), sessionId: body.sessionId },
-        conclusion: receipt.conclusion,
-      })),
-    );
-    return respond("commit-receipts", {
-      results: results.map((result) => (result.committed ? result : { stepId: result.stepId, committed: false as const, error: authorityLostFields(result.error) })),
-    });
+    return respond("commit-receipts", { results: await commitWireReceipts(pool, body.sessionId, body.receipts) });
+  },
+  "commit-receipts-and-claim": async (pool, body, worker) => {
+    const served = await requireSession(pool, worker, body.sessionId);
+    const results = await commitWireReceipts(pool, body.sessionId, body.receipts);
+    const steps = body.claimLimit > 0 ? await claimSteps(pool, body.sessionId, served, body.claimLimit) : [];
+    return respond("commit-receipts-and-claim", { results, steps: steps.map(claimedToWire) });
+  },
+  "claim-or-wait": async (pool, body, worker, signal) => {
+    const served = await requireSession(pool, worker, body.sessionId);
+    const deadline = performance.now() + Math.min(body.timeoutMs, MAX_WAIT_MS);
+    let steps = await claimSteps(pool, body.sessionId, served, body.limit);
+    // A wake-up is a hint (work for another session, or a notice from before the claim): the poll
+    // answers empty only at its timeout. A client that went away would never run what is claimed.
+    while (steps.length === 0 && body.limit > 0 && deadline - performance.now() > 0 && !signal.aborted) {
+      await stateOf(pool).waiter.waitForWork(deadline - performance.now());
+      if (!signal.aborted) steps = await claimSteps(pool, body.sessionId, served, body.limit);
+    }
+    return respond("claim-or-wait", { steps: steps.map(claimedToWire) });
   },
   "report-failure": async (pool, body, worker) => {
     await requireSession(pool, worker, body.lease.sessionId);
@@ -246,6 +261,16 @@ const handlers: Handlers = {
   },
 };
 
+/** Commits receipts presented on the wire, each fenced on its own lease; refusals travel as their fields. */
+async function commitWireReceipts(pool: Pool, sessionId: string, receipts: Body<"commit-receipts">["receipts"]) {
+  const results = await commitReceipts(
+    pool,
+    sessionId,
+    receipts.map((receipt) => ({ lease: { stepId: receipt.stepId, fencingTerm: BigInt(receipt.fencingTerm), sessionId }, conclusion: receipt.conclusion })),
+  );
+  return results.map((result) => (result.committed ? result : { stepId: result.stepId, committed: false as const, error: authorityLostFields(result.error) }));
+}
+
 /** A permit may be settled only by the session whose lease took it. */
 async function requirePermitOwner(pool: Pool, permitId: string, sessionId: string): Promise<void> {
   const { rows } = await pool.query<{ owner: string }>(
@@ -258,16 +283,37 @@ async function requirePermitOwner(pool: Pool, permitId: string, sessionId: strin
 
 const OPERATION_PATH = /\/api\/worker\/([a-z-]+)\/?$/;
 
+/** How the protocol is served. */
+export type WorkerProtocolOptions = {
+  /** Records where each request spends its time (the benchmark's HTTP breakdown). */
+  readonly timings?: ProtocolTimings;
+};
+
 /** Answers one request of the worker protocol; never throws. */
-export async function handleWorkerProtocol(request: Request, pool: Pool): Promise<Response> {
+export async function handleWorkerProtocol(request: Request, pool: Pool, options: WorkerProtocolOptions = {}): Promise<Response> {
+  const { timings } = options;
   try {
     const name = OPERATION_PATH.exec(new URL(request.url).pathname)?.[1];
     if (!name || !Object.hasOwn(workerOperations, name)) throw new HttpProblem("not-found", `no worker operation at ${new URL(request.url).pathname}`);
     if (request.method !== "POST") throw new HttpProblem("method-not-allowed", "worker operations are POST", {}, { allow: "POST" });
+    const startedAt = performance.now();
     const worker = await authenticateWorker(request, pool);
+    const authenticatedAt = performance.now();
     const operation = name as WorkerOperation;
     const body = await readJson(request, workerOperations[operation].body);
-    return await (handlers[operation] as (pool: Pool, body: unknown, worker: WorkerIdentity) => Promise<Response>)(pool, body, worker);
+    const readAt = performance.now();
+    const response = await (handlers[operation] as (pool: Pool, body: unknown, worker: WorkerIdentity, signal: AbortSignal) => Promise<Response>)(
+      pool,
+      body,
+      worker,
+      request.signal,
+    );
+    if (timings) {
+      timings.add(operation, "auth", authenticatedAt - startedAt);
+      timings.add(operation, "body", readAt - authenticatedAt);
+      timings.add(operation, "work", performance.now() - readAt);
+    }
+    return response;
   } catch (error) {
     return toProblem(error);
   }
@@ -277,26 +323,34 @@ export async function handleWorkerProtocol(request: Request, pool: Pool): Promis
  * The protocol as a node:http request listener, for tests and benchmarks that serve it without
  * Next: `http.createServer(workerProtocolListener(pool)).listen(0)`.
  */
-export function workerProtocolListener(pool: Pool): (request: IncomingMessage, response: ServerResponse) => void {
+export function workerProtocolListener(pool: Pool, options: WorkerProtocolOptions = {}): (request: IncomingMessage, response: ServerResponse) => void {
+  const { timings } = options;
   return (incoming, outgoing) => {
     const chunks: Buffer[] = [];
     incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
     incoming.on("end", () => {
+      const endedAt = performance.now();
       const headers = new Headers();
       for (const [name, value] of Object.entries(incoming.headers)) {
         for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one);
       }
       const hasBody = incoming.method !== "GET" && incoming.method !== "HEAD";
+      const gone = new AbortController();
+      outgoing.once("close", () => {
+        if (!outgoing.writableFinished) gone.abort();
+      });
       const request = new Request(`http://${incoming.headers.host ?? "localhost"}${incoming.url ?? "/"}`, {
         method: incoming.method,
         headers,
         body: hasBody ? Buffer.concat(chunks) : undefined,
+        signal: gone.signal,
       });
-      void handleWorkerProtocol(request, pool)
+      void handleWorkerProtocol(request, pool, options)
         .then(async (response) => {
           const body = Buffer.from(await response.arrayBuffer());
           outgoing.writeHead(response.status, Object.fromEntries(response.headers));
           outgoing.end(body);
+          timings?.add(OPERATION_PATH.exec(incoming.url ?? "")?.[1] ?? "unknown", "total", performance.now() - endedAt);
         })
         .catch((error: unknown) => {
           console.error("[worker-protocol] answer failed:", error);

@@ -1,14 +1,17 @@
 /**
  * Worker tokens: the bearer credentials of the HTTP worker protocol. Each names one worker
  * identity; the token itself (256 random bits) is shown once and stored only as its SHA-256, so
- * a database dump yields no usable token. Revoking is immediate: every request is checked
- * against the table, and sessions stay bound to the token that registered them. Creation and
+ * a database dump yields no usable token. Revoking is immediate: the protocol server keeps a
+ * token's identity for as long as the token is unrevoked (workerTokenCache), and every revocation
+ * clears that cache in its own process at once and, by a NOTIFY sent with the revocation's commit,
+ * in every other process that serves the protocol. Sessions stay bound to the token that
+ * registered them. Creation and
  * revocation are audited in the same transaction. Writes and the per-call check are named SQL
  * (database clock, the audit entry's transaction, a hot path); the admin's list is a Prisma read
  * (decision 011).
  */
 import { createHash, randomBytes } from "node:crypto";
-import type { Pool } from "pg";
+import type { Notification, Pool, PoolClient } from "pg";
 import { appendAudit } from "@/lib/audit/log";
 import { inTransaction, run, type Queryable } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
@@ -32,6 +35,8 @@ const recordOf = (row: TokenRow): WorkerTokenRecord => ({
 
 const COLUMNS = `id::text, worker_name, created_at, created_by, revoked_at, revoked_by`;
 
+const REVOKED_CHANNEL = "fenceline_worker_token_revoked";
+
 const sql = {
   install: {
     name: "worker_token_install",
@@ -48,6 +53,8 @@ const sql = {
     name: "worker_token_revoke",
     text: `UPDATE worker_token SET revoked_at = now(), revoked_by = $2 WHERE id = $1::bigint AND revoked_at IS NULL RETURNING ${COLUMNS}`,
   },
+  // Delivered when the revocation commits, to every process that caches identities.
+  announceRevocation: { name: "worker_token_announce_revocation", text: `SELECT pg_notify('${REVOKED_CHANNEL}', $1)` },
   byId: { name: "worker_token_by_id", text: `SELECT ${COLUMNS} FROM worker_token WHERE id = $1::bigint` },
 } as const;
 
@@ -81,13 +88,122 @@ export async function revokeWorkerToken(db: Pool, id: string, actor: string): Pr
       return recordOf(existing);
     }
     await appendAudit(client, { actor, action: "worker_token.revoked", subjectType: "worker_token", subjectId: id, before: { revokedAt: null }, after: { revokedAt: row.revoked_at?.toISOString(), workerName: row.worker_name } });
+    await run(client, sql.announceRevocation, [id]);
     return recordOf(row);
-  });
+  }).finally(forgetInThisProcess);
 }
 
 export async function identifyWorker(db: Queryable, token: string): Promise<WorkerIdentity | null> {
-  const [row] = await run<{ token_id: string; worker_name: string }>(db, sql.identify, [sha256(token)]);
+  return identifyByHash(db, sha256(token));
+}
+
+async function identifyByHash(db: Queryable, hash: string): Promise<WorkerIdentity | null> {
+  const [row] = await run<{ token_id: string; worker_name: string }>(db, sql.identify, [hash]);
   return row ? { tokenId: row.token_id, workerName: row.worker_name } : null;
+}
+
+/** Worker token identities known to be unrevoked, as the protocol server keeps them. */
+export type WorkerTokenCache = {
+  /** The token's identity, or null when it is unknown or revoked. */
+  identify(token: string): Promise<WorkerIdentity | null>;
+  /** Stops listening for revocations and forgets every identity. */
+  close(): Promise<void>;
+};
+
+const MAX_CACHED_TOKENS = 10_000;
+/** Every cache in this process, so a revocation made here clears them before it returns. */
+const liveCaches = new Set<() => void>();
+
+function forgetInThisProcess(): void {
+  for (const forget of liveCaches) forget();
+}
+
+/**
+ * Caches identities for as long as their tokens stay unrevoked, so a request costs no token query.
+ * An identity is cached only while this cache listens for revocations: a revocation clears it, in
+ * this process before revokeWorkerToken returns, elsewhere when its NOTIFY arrives (it is sent
+ * with the revocation's commit). Without a listening connection (not yet connected, or lost),
+ * every request is checked against the table. Anything that clears the cache bumps `generation`,
+ * so an identity read before a revocation is never stored after it.
+ */
+export function workerTokenCache(pool: Pool): WorkerTokenCache {
+  const identities = new Map<string, WorkerIdentity>();
+  let generation = 0;
+  let listener: PoolClient | null = null;
+  let detach = () => undefined as void;
+  let connecting: Promise<void> | null = null;
+  let closed = false;
+  const forget = () => {
+    generation += 1;
+    identities.clear();
+  };
+  const onNotification = (message: Notification) => {
+    if (message.channel === REVOKED_CHANNEL) forget();
+  };
+  liveCaches.add(forget);
+
+  const listen = (): Promise<void> =>
+    (connecting ??= (async () => {
+      const client = await pool.connect();
+      const lost = () => {
+        client.off("notification", onNotification);
+        if (listener === client) listener = null;
+        connecting = null;
+        forget();
+        client.release(true);
+      };
+      client.on("notification", onNotification);
+      client.once("error", lost);
+      try {
+        await client.query(`LISTEN ${REVOKED_CHANNEL}`);
+      } catch (error) {
+        client.off("error", lost);
+        lost();
+        throw error;
+      }
+      if (closed) {
+        client.off("notification", onNotification);
+        client.off("error", lost);
+        client.release(true);
+        return;
+      }
+      listener = client;
+      detach = () => {
+        client.off("notification", onNotification);
+        client.off("error", lost);
+      };
+    })().catch(() => {
+      // Not listening costs only the per-request check: identities are not cached meanwhile.
+      connecting = null;
+    }));
+
+  return {
+    identify: async (token) => {
+      const hash = sha256(token);
+      const known = identities.get(hash);
+      if (known) return known;
+      if (!closed) await listen();
+      const seen = generation;
+      const identity = await identifyByHash(pool, hash);
+      if (identity && listener !== null && seen === generation) {
+        if (identities.size >= MAX_CACHED_TOKENS) identities.clear();
+        identities.set(hash, identity);
+      }
+      return identity;
+    },
+    close: async () => {
+      closed = true;
+      liveCaches.delete(forget);
+      forget();
+      const client = listener;
+      listener = null;
+      if (client) {
+        detach();
+        await client.query(`UNLISTEN ${REVOKED_CHANNEL}`).catch(() => undefined);
+        client.release();
+      }
+    },
+  };
 }
 
 /** The newest tokens first (never their values). */

@@ -1,4 +1,5 @@
 /** What the harness and a benchmark child (lib/bench/child.ts) say to each other. */
+import type { ProtocolTimingTotals } from "@/lib/worker/protocol-timings";
 
 export type ChildRole =
   | {
@@ -35,7 +36,14 @@ export type ChildRole =
 export type ChildMessage =
   | { readonly type: "ready"; readonly port?: number }
   | { readonly type: "first-start"; readonly atMs: number }
-  | { readonly type: "report"; readonly statements: number; readonly handlerCalls: number; readonly samplesMs: number[] };
+  | {
+      readonly type: "report";
+      readonly statements: number;
+      readonly handlerCalls: number;
+      readonly samplesMs: number[];
+      /** HTTP worker protocol timings of this process (its client or its server side), if it speaks it. */
+      readonly protocolTimings: ProtocolTimingTotals | null;
+    };
 
 export type HarnessMessage = { readonly type: "report" } | { readonly type: "stop" };
 

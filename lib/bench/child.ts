@@ -16,6 +16,8 @@ import pg from "pg";
 import { DBOS_APPLICATION, DBOS_WORKFLOW, epochMs, SENT_AT, type ChildMessage, type ChildRole, type HarnessMessage } from "./child-protocol";
 
 let statements = 0;
+/** Set by the roles that speak the HTTP worker protocol. */
+let protocolTimings: import("@/lib/worker/protocol-timings").ProtocolTimings | null = null;
 let handlerCalls = 0;
 const samplesMs: number[] = [];
 
@@ -43,11 +45,14 @@ async function startFencelineWorker(role: Extract<ChildRole, { role: "fenceline-
   const { createPool } = await import("@/lib/db/pool");
   const { directCoordinator } = await import("@/lib/worker/direct-coordinator");
   const { httpCoordinator } = await import("@/lib/worker/http-coordinator");
+  const { ProtocolTimings } = await import("@/lib/worker/protocol-timings");
   const { noopWorkflow } = await import("./workflows");
   const { Worker } = await import("@/lib/worker/worker");
   const pool =
     role.transport === "direct" ? createPool(role.databaseUrl, { applicationName: "bench-worker", max: Math.min(20, role.concurrency + 3) }) : null;
-  const coordinator = pool ? directCoordinator(pool) : httpCoordinator({ baseUrl: role.baseUrl!, token: role.token! });
+  const timings = pool ? null : new ProtocolTimings();
+  protocolTimings = timings;
+  const coordinator = pool ? directCoordinator(pool) : httpCoordinator({ baseUrl: role.baseUrl!, token: role.token!, timings: timings ?? undefined });
   const worker = new Worker({
     coordinator,
     workflows: [noopWorkflow(handlerStarted)],
@@ -66,11 +71,14 @@ async function startProtocolServer(role: Extract<ChildRole, { role: "protocol-se
   process.env.FENCELINE_WORKER_TOKEN = role.token;
   const { createPool } = await import("@/lib/db/pool");
   const { closeWorkerProtocol, workerProtocolListener } = await import("@/lib/api/worker-protocol");
+  const { ProtocolTimings } = await import("@/lib/worker/protocol-timings");
+  const timings = new ProtocolTimings();
+  protocolTimings = timings;
   const pool = createPool(role.databaseUrl, { applicationName: "bench-protocol", max: role.poolMax });
   // Worker tokens live in the database (stored as their hash); the environment token above serves
   // a protocol that still reads it.
   await installBenchToken(pool, role.token);
-  const server = createServer({ keepAliveTimeout: 60_000 }, workerProtocolListener(pool));
+  const server = createServer({ keepAliveTimeout: 60_000 }, workerProtocolListener(pool, { timings }));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
   send({ type: "ready", port: typeof address === "object" && address ? address.port : 0 });
@@ -171,7 +179,7 @@ async function main(): Promise<void> {
             : await startPgBossWorker(role);
   if (role.role !== "protocol-server") send({ type: "ready" });
   process.on("message", (message: HarnessMessage) => {
-    if (message.type === "report") send({ type: "report", statements, handlerCalls, samplesMs: samplesMs.splice(0) });
+    if (message.type === "report") send({ type: "report", statements, handlerCalls, samplesMs: samplesMs.splice(0), protocolTimings: protocolTimings?.take() ?? null });
     if (message.type === "stop") {
       void stop()
         .catch((error: unknown) => process.stderr.write(`[bench-child] stop: ${String(error)}\n`))

@@ -36,6 +36,7 @@ const LATENCY_RATE_PER_S = 50;
 /** Start latency's engines, one worker process each, by the key they have in the result. */
 const LATENCY_ENGINES = [
   ["fenceline", "fencelineDirect"],
+  ["fencelineHttp", "fencelineHttp"],
   ["graphile", "graphileDefault"],
   ["dbosTuned", "dbosTuned"],
   ["dbosDefault", "dbosDefault"],
@@ -309,6 +310,19 @@ function printTable(
       );
     }
     out(`Worker peak RSS: Fenceline ${result.workerRssMb ?? "-"} MiB, DBOS ${result.dbosWorkerRssMb ?? "-"} MiB`);
+    const breakdown = throughput.get("fencelineHttp")?.httpBreakdown;
+    if (breakdown) {
+      out();
+      out("HTTP breakdown (fencelineHttp): mean ms per call; wire = the client's wait beyond the server's total");
+      out(`${"operation".padEnd(26)}${"calls/step".padStart(11)}${"client".padStart(8)}${"encode".padStart(8)}${"decode".padStart(8)}${"wire".padStart(8)}${"server".padStart(8)}${"auth".padStart(8)}${"body".padStart(8)}${"work".padStart(8)}`);
+      for (const [operation, row] of Object.entries(breakdown)) {
+        const cell = (value: number | null | undefined) => (value === undefined || value === null ? "-" : String(value)).padStart(8);
+        out(
+          `${operation.padEnd(26)}${String(row.callsPerStep).padStart(11)}${cell(row.client.total)}${cell(row.client.encode)}${cell(row.client.decode)}${cell(row.wireMs)}` +
+            `${cell(row.server.total)}${cell(row.server.auth)}${cell(row.server.body)}${cell(row.server.work)}`,
+        );
+      }
+    }
   }
   if (latency.size > 0) {
     out();
@@ -317,8 +331,10 @@ function printTable(
     const fl = latency.get("fenceline")?.p99;
     const gw = latency.get("graphile")?.p99;
     const db = latency.get("dbosTuned")?.p99;
+    const http = latency.get("fencelineHttp")?.p99;
     if (fl && gw) out(`p99 Fenceline / graphile-worker: ${ratio(fl, gw)}`);
     if (fl && db) out(`p99 Fenceline / DBOS tuned: ${ratio(fl, db)}`);
+    if (fl && http) out(`p99 Fenceline HTTP - direct: ${round(http - fl, 2)} ms`);
   }
   if (recovery) {
     out();

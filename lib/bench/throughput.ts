@@ -6,6 +6,7 @@
  * deltas), worker CPU per step and each worker process's peak RSS.
  */
 import { setUpEngine, type EngineName } from "./engines";
+import { httpBreakdown, type HttpBreakdown } from "./http-breakdown";
 import { cpuTimeMs } from "./processes";
 import { counterDelta, databaseCounters, round, sleep, type DatabaseCounters } from "./stats";
 
@@ -24,6 +25,8 @@ export type ThroughputResult = {
   readonly postgresCpuMsPerStep: number;
   /** Peak RSS of each worker process (the protocol server first, over HTTP), MiB. */
   readonly peakRssMb: number[];
+  /** Over the HTTP worker protocol: per operation, calls per step and where each call's time went. */
+  readonly httpBreakdown: HttpBreakdown | null;
 };
 
 const POLL_MS = 25;
@@ -73,6 +76,12 @@ export async function measureThroughput(engine: EngineName, steps: number, timeo
     await sleep(1_200);
     const delta = counterDelta(before, await databaseCounters(setup.pool));
     const statements = reports.reduce((sum, report) => sum + report.statements, 0);
+    // Over HTTP the first child is the protocol server, the rest are its clients.
+    const [server, ...clients] = reports;
+    const breakdown =
+      engine === "fencelineHttp" && server
+        ? httpBreakdown(clients.flatMap((report) => (report.protocolTimings ? [report.protocolTimings] : [])), server.protocolTimings ? [server.protocolTimings] : [], completed)
+        : null;
     const per = (value: number) => round(value / Math.max(1, completed), 3);
     return {
       engine,
@@ -87,6 +96,7 @@ export async function measureThroughput(engine: EngineName, steps: number, timeo
       workerCpuMsPerStep: round(cpuMs / Math.max(1, completed), 3),
       postgresCpuMsPerStep: round(postgresCpuMs / Math.max(1, completed), 3),
       peakRssMb,
+      httpBreakdown: breakdown,
     };
   } finally {
     await setup.drop();

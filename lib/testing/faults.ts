@@ -149,8 +149,24 @@ export class FaultPlan {
     // Waiting has no effect to refuse: after close it answers at once, so a claim loop that was
     // between claims reaches its refused claim (which it survives) instead of a rejected wait.
     const waitForWork = async (timeoutMs: number): Promise<void> => (this.closed ? undefined : inner.waitForWork(timeoutMs));
+    // A claim, a wait and a claim of the wrapped coordinator: a close during the wait refuses the
+    // second claim, as it refuses any claim after close.
+    const claim = wrapped.claim as Coordinator["claim"];
+    const claimOrWait: Coordinator["claimOrWait"] = async (sessionId, served, limit, waitMs, signal) => {
+      const claimed = await claim(sessionId, served, limit);
+      if (claimed.length > 0 || limit <= 0 || waitMs <= 0 || signal?.aborted) return claimed;
+      let stopWaiting = () => undefined as void;
+      const aborted = new Promise<void>((resolve) => (stopWaiting = resolve));
+      signal?.addEventListener("abort", stopWaiting, { once: true });
+      try {
+        await Promise.race([waitForWork(waitMs), aborted]);
+      } finally {
+        signal?.removeEventListener("abort", stopWaiting);
+      }
+      return signal?.aborted ? [] : claim(sessionId, served, limit);
+    };
     // Closing and stopping the session must still work after close.
-    return { ...(wrapped as Coordinator), renew, waitForWork, stopSession: inner.stopSession.bind(inner), close: inner.close.bind(inner) };
+    return { ...(wrapped as Coordinator), renew, waitForWork, claimOrWait, stopSession: inner.stopSession.bind(inner), close: inner.close.bind(inner) };
   }
 
   /** Releases every stopped attempt (each ends with EnvironmentClosedError) and refuses further work. */

@@ -223,6 +223,46 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
       expect(stepIds).toContain(fresh.stepId);
     });
 
+    test("commitAndClaim commits each receipt on its own lease, then claims for the freed slots, in that order", async ({ db }) => {
+      await createSingleStepWorkflows(db.pool, 2, step);
+      const a = await worker(db);
+      const b = await worker(db);
+      const [fresh, stale] = (await a.coordinator.claim(a.sessionId, SERVED, 2)).map((c) => leaseOf(c, a.sessionId)) as [LeaseHandle, LeaseHandle];
+      await setLeaseExpiry(db.pool, stale.stepId, -1);
+      await b.coordinator.recover(b.sessionId, 10);
+      const later = await createSingleStepWorkflows(db.pool, 3, step);
+
+      const { results, claimed } = await a.coordinator.commitAndClaim(
+        a.sessionId,
+        SERVED,
+        [
+          { lease: fresh, conclusion: effect("ext-alongside") },
+          { lease: stale, conclusion: { kind: "no_action_needed", reason: "already done" } },
+        ],
+        2,
+      );
+      expect(results).toHaveLength(2);
+      expect(results[0]).toMatchObject({ stepId: fresh.stepId, committed: true });
+      const refused = results[1];
+      if (refused?.committed !== false) throw new Error("the stale lease's receipt must be refused");
+      expect(refused.error).toBeInstanceOf(AuthorityLostError);
+      expect(refused.error).toMatchObject({ operation: "commit_receipt", presentedTerm: 1n });
+      // Claimed after the commit: two of the three new steps and the recovered one are ready.
+      expect(claimed).toHaveLength(2);
+      for (const c of claimed) {
+        expect(c.fencingTerm).toBeGreaterThanOrEqual(1n);
+        expect(c.expiresAt).toBeInstanceOf(Date);
+        expect([...later, stale.stepId]).toContain(c.stepId);
+      }
+      expect(await rows(db.pool, "SELECT step_id FROM receipt", [])).toEqual([{ step_id: fresh.stepId }]);
+      // The claimed leases are a's: renewing them is granted.
+      const renewed = await a.coordinator.renew(a.sessionId, claimed.map((c) => ({ ...leaseOf(c, a.sessionId), checkpointVersion: c.checkpointVersion })));
+      expect(renewed.map((r) => r.renewed)).toEqual([true, true]);
+
+      const none = await a.coordinator.commitAndClaim(a.sessionId, SERVED, [], 0);
+      expect(none).toEqual({ results: [], claimed: [] });
+    });
+
     test("reportFailure ends the attempt and recovery decides from the evidence", async ({ db }) => {
       const [stepId] = await createSingleStepWorkflows(db.pool, 1, step);
       const { coordinator, sessionId } = await worker(db);
@@ -341,6 +381,42 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
       const startedAt = performance.now();
       await coordinator.waitForWork(10_000);
       expect(performance.now() - startedAt).toBeLessThan(3_000);
+    });
+
+    // Last: over HTTP the server's listener is shared by the file's tests, and a notification
+    // this test leaves unconsumed would wake the next test's first wait early.
+    test("claimOrWait claims at once when work is ready, and otherwise returns the work that arrives during its wait", async ({ db }) => {
+      const { coordinator, sessionId } = await worker(db);
+      const [ready] = await createSingleStepWorkflows(db.pool, 1, step);
+      expect((await one(coordinator.claimOrWait(sessionId, SERVED, 5, 10_000))).stepId).toBe(ready);
+
+      // Nothing ready: the call waits its timeout and answers empty.
+      let startedAt = performance.now();
+      expect(await coordinator.claimOrWait(sessionId, SERVED, 5, 200)).toEqual([]);
+      expect(performance.now() - startedAt).toBeGreaterThanOrEqual(150);
+
+      startedAt = performance.now();
+      const waiting = coordinator.claimOrWait(sessionId, SERVED, 5, 10_000);
+      let arrived: string[] = [];
+      setTimeout(() => void createSingleStepWorkflows(db.pool, 1, step).then((ids) => (arrived = ids)), 300);
+      const claimed = await one(waiting);
+      const elapsed = performance.now() - startedAt;
+      expect(arrived).toEqual([claimed.stepId]);
+      expect(claimed).toMatchObject({ fencingTerm: 1n, mode: "execute" });
+      expect(elapsed).toBeGreaterThanOrEqual(250);
+      expect(elapsed).toBeLessThan(3_000);
+      expect(await coordinator.claimOrWait(sessionId, SERVED, 0, 10_000)).toEqual([]);
+
+      // Stopping ends the wait at once, and what becomes ready afterwards is left for others.
+      const stopping = new AbortController();
+      startedAt = performance.now();
+      const stopped = coordinator.claimOrWait(sessionId, SERVED, 5, 10_000, stopping.signal);
+      setTimeout(() => stopping.abort(), 200);
+      expect(await stopped).toEqual([]);
+      expect(performance.now() - startedAt).toBeLessThan(3_000);
+      const [left] = await createSingleStepWorkflows(db.pool, 1, step);
+      await delay(300);
+      expect((await one(coordinator.claim(sessionId, SERVED, 5))).stepId).toBe(left);
     });
   });
 }

@@ -10,6 +10,7 @@ import type { Pool } from "pg";
 import { afterAll, describe, expect, onTestFinished, vi } from "vitest";
 import { closeWorkerProtocol, workerProtocolListener } from "@/lib/api/worker-protocol";
 import { createWorkerToken, installWorkerToken, revokeWorkerToken } from "@/lib/auth/worker-tokens";
+import { createPool } from "@/lib/db/pool";
 import { dbTest as test, type TestDatabase } from "@/lib/db/test-database";
 import { AuthorityLostError } from "@/lib/engine/errors";
 import { registerSession } from "@/lib/engine/session";
@@ -115,6 +116,47 @@ describe("the HTTP worker protocol", () => {
     await expect(coordinator.registerSession(TEST_PURE_REGISTRATION)).rejects.toMatchObject({ status: 401 });
     const { rows: audit } = await db.pool.query("SELECT action, actor FROM audit_log WHERE subject_id = $1 ORDER BY id", [issued.id]);
     expect(audit).toEqual([{ action: "worker_token.created", actor: "admin@test" }, { action: "worker_token.revoked", actor: "admin@test" }]);
+  });
+
+  test("a token's identity is cached while it is unrevoked, and a revocation announced by another process refuses it as soon as the notice arrives", async ({ db }) => {
+    const baseUrl = await serve(db);
+    const issued = await createWorkerToken(db.pool, "cached", "admin@test");
+    const coordinator = httpCoordinator({ baseUrl, token: issued.token });
+    onTestFinished(() => coordinator.close());
+    const sessionId = (await coordinator.registerSession(TEST_PURE_REGISTRATION)).sessionId;
+    expect(await coordinator.heartbeat(sessionId)).toBe(true);
+
+    // Another process (a second web replica, psql) with its own connection.
+    const other = createPool(db.url, { applicationName: "fenceline-test:other-replica", max: 1 });
+    onTestFinished(() => other.end());
+    // Marked revoked without the announcement: the cached identity still answers, so no request
+    // pays for a token query; revokeWorkerToken always announces.
+    await other.query("UPDATE worker_token SET revoked_at = now(), revoked_by = 'psql' WHERE id = $1::bigint", [issued.id]);
+    expect(await coordinator.heartbeat(sessionId)).toBe(true);
+
+    await other.query("SELECT pg_notify('fenceline_worker_token_revoked', $1)", [issued.id]);
+    const refusedAfterMs = await vi.waitFor(
+      async () => {
+        const startedAt = performance.now();
+        const refused = await coordinator.heartbeat(sessionId).catch((error: unknown) => error);
+        expect(refused).toMatchObject({ status: 401 });
+        return performance.now() - startedAt;
+      },
+      { timeout: 2_000, interval: 5 },
+    );
+    expect(refusedAfterMs).toBeLessThan(2_000);
+    await expect(coordinator.registerSession(TEST_PURE_REGISTRATION)).rejects.toMatchObject({ status: 401 });
+  });
+
+  test("a revocation in this process refuses the token on its very next request, even right after a burst of cached requests", async ({ db }) => {
+    const baseUrl = await serve(db);
+    const issued = await createWorkerToken(db.pool, "burst", "admin@test");
+    const coordinator = httpCoordinator({ baseUrl, token: issued.token });
+    onTestFinished(() => coordinator.close());
+    const sessionId = (await coordinator.registerSession(TEST_PURE_REGISTRATION)).sessionId;
+    await Promise.all(Array.from({ length: 20 }, () => coordinator.heartbeat(sessionId)));
+    await revokeWorkerToken(db.pool, issued.id, "admin@test");
+    await expect(coordinator.heartbeat(sessionId)).rejects.toMatchObject({ status: 401 });
   });
 
   test("a worker presenting another worker's lease is refused: its session is not the worker's (403), and under its own session the write is a recorded fencing rejection", async ({ db }) => {

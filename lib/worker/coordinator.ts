@@ -32,6 +32,12 @@ export type Coordinator = {
   stopSession(sessionId: string, reason: string): Promise<void>;
   /** Claims up to `limit` ready steps of the workflow versions the session registered to serve. */
   claim(sessionId: string, served: readonly WorkflowVersion[], limit: number): Promise<ClaimedStep[]>;
+  /**
+   * A claim that waits: claims up to `limit` ready steps; when none is ready, waits up to
+   * `waitMs` for work and claims again (over HTTP, one long poll that returns the work). Aborting
+   * `signal` (the worker stopping) ends the wait at once, and nothing more is claimed.
+   */
+  claimOrWait(sessionId: string, served: readonly WorkflowVersion[], limit: number, waitMs: number, signal?: AbortSignal): Promise<ClaimedStep[]>;
   renew(sessionId: string, requests: readonly RenewRequest[]): Promise<RenewResult[]>;
   persistRequestIdentity(lease: LeaseHandle, proposed: string, adapterVersion: string): Promise<CheckpointAck & { requestIdentity: string }>;
   beginInvocation(lease: LeaseHandle): Promise<CheckpointAck>;
@@ -42,6 +48,16 @@ export type Coordinator = {
   releasePermit(permitId: string): Promise<void>;
   holdPermit(permitId: string, reason: string, holdMs: number): Promise<void>;
   commitReceipts(sessionId: string, requests: readonly ReceiptRequest[]): Promise<ReceiptResult[]>;
+  /**
+   * Commits the receipts (each fenced on its own lease, as commitReceipts), then claims up to
+   * `claimLimit` ready steps for the slots they free: over HTTP one exchange instead of two.
+   */
+  commitAndClaim(
+    sessionId: string,
+    served: readonly WorkflowVersion[],
+    requests: readonly ReceiptRequest[],
+    claimLimit: number,
+  ): Promise<{ results: ReceiptResult[]; claimed: ClaimedStep[] }>;
   reportFailure(lease: LeaseHandle, reason: string): Promise<void>;
   release(lease: LeaseHandle, reason: string, options?: ReleaseOptions): Promise<void>;
   postLateObservation(lease: LeaseHandle, observation: LateObservation): Promise<void>;

@@ -89,6 +89,31 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     return listening;
   };
 
+  let closed = false;
+  const waitForWork = async (timeoutMs: number, signal?: AbortSignal): Promise<void> => {
+    await listen();
+    if (missed) {
+      missed = false;
+      return;
+    }
+    if (signal?.aborted) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        waiters.delete(done);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      waiters.add(done);
+      signal?.addEventListener("abort", done);
+    });
+  };
+
   return {
     transport: "direct",
     registerSession: (registration) => {
@@ -98,6 +123,18 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     heartbeat: (sessionId) => heartbeatSession(pool, sessionId),
     stopSession: (sessionId, reason) => stopSession(pool, sessionId, reason),
     claim: (sessionId, served, limit) => claimSteps(pool, sessionId, served, limit),
+    claimOrWait: async (sessionId, served, limit, waitMs, signal) => {
+      const deadline = performance.now() + waitMs;
+      const stopped = () => closed || signal?.aborted === true;
+      let claimed = await claimSteps(pool, sessionId, served, limit);
+      // A wake-up is a hint (another session's work, a notice from before the claim): answer
+      // empty only at the timeout. A stopping worker (or a closed coordinator) claims nothing more.
+      while (claimed.length === 0 && limit > 0 && deadline - performance.now() > 0 && !stopped()) {
+        await waitForWork(deadline - performance.now(), signal);
+        if (!stopped()) claimed = await claimSteps(pool, sessionId, served, limit);
+      }
+      return claimed;
+    },
     renew: (sessionId, requests) => renewLeases(pool, sessionId, requests),
     persistRequestIdentity: (lease, proposed, adapterVersion) => persistRequestIdentity(pool, lease, proposed, adapterVersion),
     beginInvocation: (lease) => beginInvocation(pool, lease),
@@ -107,6 +144,10 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     releasePermit: (permitId) => releasePermit(pool, permitId),
     holdPermit: (permitId, reason, holdMs) => holdPermit(pool, permitId, reason, holdMs),
     commitReceipts: (sessionId, requests) => commitReceipts(pool, sessionId, requests),
+    commitAndClaim: async (sessionId, served, requests, claimLimit) => {
+      const results = await commitReceipts(pool, sessionId, requests);
+      return { results, claimed: claimLimit > 0 ? await claimSteps(pool, sessionId, served, claimLimit) : [] };
+    },
     reportFailure: async (lease, reason) => {
       await reportFailure(pool, lease, reason);
     },
@@ -118,25 +159,9 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
       followIdentity();
       return (await runRecoveryScan(pool, { decidedBy, batchSize })).length + (await sweepPermits(pool, batchSize));
     },
-    waitForWork: async (timeoutMs) => {
-      await listen();
-      if (missed) {
-        missed = false;
-        return;
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          waiters.delete(done);
-          resolve();
-        }, timeoutMs);
-        const done = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        waiters.add(done);
-      });
-    },
+    waitForWork: (timeoutMs) => waitForWork(timeoutMs),
     close: async () => {
+      closed = true;
       wakeAll();
       await following;
       if (listener) {

@@ -20,8 +20,9 @@ import {
   type wireClaimedStep,
 } from "@/lib/api/contract/worker";
 import { AuthorityLostError, CheckpointOrderError, DefinitionConflictError, InvalidDefinitionError, NotFoundError, ReleaseRefusedError } from "@/lib/engine/errors";
-import type { ClaimedStep, LeaseHandle } from "@/lib/engine/types";
+import type { ClaimedStep, LeaseHandle, ReceiptRequest, ReceiptResult } from "@/lib/engine/types";
 import type { Coordinator } from "./coordinator";
+import type { ProtocolTimings } from "./protocol-timings";
 
 export type HttpCoordinatorOptions = {
   /** The web app's origin, e.g. http://127.0.0.1:3000 */
@@ -30,6 +31,8 @@ export type HttpCoordinatorOptions = {
   readonly fetch?: typeof fetch;
   /** How long one request may take before its outcome counts as unknown (default 10 s). */
   readonly timeoutMs?: number;
+  /** Records where each call spends its time (the benchmark's HTTP breakdown). */
+  readonly timings?: ProtocolTimings;
 };
 
 /** A request of the protocol that got no usable answer: its outcome is unknown. */
@@ -74,39 +77,56 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
   /** The session this coordinator registered: permits are settled in its name. */
   let session: string | null = null;
 
-  async function call<O extends WorkerOperation>(operation: O, body: Body<O>, waitMs = 0): Promise<Answer<O>> {
+  async function call<O extends WorkerOperation>(operation: O, body: Body<O>, waitMs = 0, stop?: AbortSignal): Promise<Answer<O>> {
     const limitMs = Math.ceil(timeoutMs + waitMs);
-    const signal = AbortSignal.any([closing.signal, AbortSignal.timeout(limitMs)]);
+    const signal = AbortSignal.any([closing.signal, AbortSignal.timeout(limitMs), ...(stop ? [stop] : [])]);
+    const startedAt = performance.now();
+    const encoded = JSON.stringify(body);
+    const encodedAt = performance.now();
     let response: Response;
     try {
       response = await doFetch(`${base}/api/worker/${operation}`, {
         method: "POST",
         headers: { authorization, "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify(body),
+        body: encoded,
         signal,
       });
     } catch (error) {
-      const timedOut = signal.aborted && !closing.signal.aborted;
+      const timedOut = signal.aborted && !closing.signal.aborted && !stop?.aborted;
       throw new WorkerTransportError(operation, timedOut ? `no answer within ${limitMs} ms` : describe(error), null, { cause: error });
     }
+    const answeredAt = performance.now();
     let text: string;
     try {
       text = await response.text();
     } catch (error) {
       throw new WorkerTransportError(operation, `the answer was cut off: ${String(error)}`, response.status, { cause: error });
     }
+    const readAt = performance.now();
     if (!response.ok) throw refusal(operation, response.status, text);
     const schema = workerOperations[operation].response;
-    if (!schema) return undefined as Answer<O>;
-    let data: unknown;
-    try {
-      data = JSON.parse(text);
-    } catch {
-      throw new WorkerTransportError(operation, "the answer is not JSON", response.status);
+    let answer: Answer<O> = undefined as Answer<O>;
+    if (schema) {
+      let data: unknown;
+      try {
+        data = JSON.parse(text);
+      } catch {
+        throw new WorkerTransportError(operation, "the answer is not JSON", response.status);
+      }
+      const parsed = schema.safeParse(data);
+      if (!parsed.success) throw new WorkerTransportError(operation, `the answer does not match the protocol: ${parsed.error.message}`, response.status);
+      answer = parsed.data as Answer<O>;
     }
-    const parsed = schema.safeParse(data);
-    if (!parsed.success) throw new WorkerTransportError(operation, `the answer does not match the protocol: ${parsed.error.message}`, response.status);
-    return parsed.data as Answer<O>;
+    const timings = options.timings;
+    if (timings) {
+      const decodedAt = performance.now();
+      timings.add(operation, "encode", encodedAt - startedAt);
+      timings.add(operation, "exchange", answeredAt - encodedAt);
+      timings.add(operation, "read", readAt - answeredAt);
+      timings.add(operation, "decode", decodedAt - readAt);
+      timings.add(operation, "total", decodedAt - startedAt);
+    }
+    return answer;
   }
 
   return {
@@ -126,6 +146,17 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
     claim: async (sessionId, _served, limit) => {
       if (limit <= 0) return [];
       return (await call("claim", { sessionId, limit })).steps.map(claimedStep);
+    },
+    claimOrWait: async (sessionId, _served, limit, waitMs, signal) => {
+      if (limit <= 0 || signal?.aborted) return [];
+      const timeoutMs = Math.max(0, Math.min(MAX_WAIT_MS, Math.round(waitMs)));
+      try {
+        return (await call("claim-or-wait", { sessionId, limit, timeoutMs }, timeoutMs, signal)).steps.map(claimedStep);
+      } catch (error) {
+        // Stopping ends the long poll: the server claims nothing more once the request is gone.
+        if (signal?.aborted) return [];
+        throw error;
+      }
     },
     renew: async (sessionId, requests) => {
       if (requests.length === 0) return [];
@@ -156,18 +187,16 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
     },
     commitReceipts: async (sessionId, requests) => {
       if (requests.length === 0) return [];
-      for (const { lease } of requests) {
-        if (lease.sessionId !== sessionId) throw new Error("commitReceipts: every lease must belong to the session");
-      }
-      const { results } = await call("commit-receipts", {
+      const { results } = await call("commit-receipts", { sessionId, receipts: wireReceipts("commitReceipts", sessionId, requests) });
+      return results.map(receiptResult);
+    },
+    commitAndClaim: async (sessionId, _served, requests, claimLimit) => {
+      const { results, steps } = await call("commit-receipts-and-claim", {
         sessionId,
-        receipts: requests.map(({ lease, conclusion }) => ({
-          stepId: lease.stepId,
-          fencingTerm: lease.fencingTerm.toString(),
-          conclusion: conclusion.kind === "effect" ? { ...conclusion, result: conclusion.result ?? null } : conclusion,
-        })),
+        receipts: wireReceipts("commitAndClaim", sessionId, requests),
+        claimLimit: Math.max(0, claimLimit),
       });
-      return results.map((result) => (result.committed ? result : { stepId: result.stepId, committed: false, error: authorityLost(result.error) }));
+      return { results: results.map(receiptResult), claimed: steps.map(claimedStep) };
     },
     reportFailure: async (lease, reason) => {
       await call("report-failure", { lease: wireLease(lease), reason });
@@ -214,6 +243,20 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
     return session;
   }
 }
+
+function wireReceipts(operation: string, sessionId: string, requests: readonly ReceiptRequest[]): Body<"commit-receipts">["receipts"] {
+  return requests.map(({ lease, conclusion }) => {
+    if (lease.sessionId !== sessionId) throw new Error(`${operation}: every lease must belong to the session`);
+    return {
+      stepId: lease.stepId,
+      fencingTerm: lease.fencingTerm.toString(),
+      conclusion: conclusion.kind === "effect" ? { ...conclusion, result: conclusion.result ?? null } : conclusion,
+    };
+  });
+}
+
+const receiptResult = (result: Answer<"commit-receipts">["results"][number]): ReceiptResult =>
+  result.committed ? result : { stepId: result.stepId, committed: false, error: authorityLost(result.error) };
 
 /** fetch's own message ("fetch failed") says little; its cause names the socket error. */
 function describe(error: unknown): string {

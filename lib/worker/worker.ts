@@ -74,7 +74,11 @@ export class Worker {
   private stopping = false;
   private wakeStop: () => void = () => undefined;
   private readonly stopped = new Promise<void>((resolve) => (this.wakeStop = resolve));
+  /** Aborted by stop(): ends a claim's wait at once, and it claims nothing more. */
+  private readonly stopSignal = new AbortController();
   private slotFreed: () => void = () => undefined;
+  /** Slots promised to claims in flight (the claim loop's, and those alongside receipt batches). */
+  private reserved = 0;
   private loops: Promise<void>[] = [];
 
   /** Throws DefinitionError when the workflows cannot be registered together. */
@@ -92,7 +96,16 @@ export class Worker {
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
     this.hooks = options.hooks ?? noHooks;
     this.log = options.log ?? ((line) => process.stderr.write(`[worker] ${line}\n`));
-    this.receipts = new ReceiptBatcher(this.coordinator, () => this.sessionId, options.receiptBatchSize ?? 100);
+    this.receipts = new ReceiptBatcher(this.coordinator, () => this.sessionId, options.receiptBatchSize ?? 100, {
+      served: () => this.served,
+      reserve: (committing) => this.reserve(committing),
+      settle: (reserved, claimed, sentAtMs) => {
+        this.reserved -= reserved;
+        // Claimed while stop() began: handed back, as the claim loop's last wait does.
+        if (this.stopping) void this.handBack(claimed);
+        else for (const step of claimed) this.startAttempt(step, sentAtMs);
+      },
+    });
   }
 
   get sessionId(): string {
@@ -122,6 +135,7 @@ export class Worker {
     if (this.stopping) return;
     this.stopping = true;
     this.wakeStop();
+    this.stopSignal.abort();
     this.slotFreed();
     for (const { run } of this.running.values()) {
       if (!run.invocationBegan) run.lose("worker stopping");
@@ -133,27 +147,54 @@ export class Worker {
     await this.coordinator.close();
   }
 
+  /**
+   * Slots for a receipt batch's claim: those its `committing` attempts free, and any free now that
+   * no other claim has taken. None once stopping.
+   */
+  private reserve(committing: number): number {
+    if (this.stopping) return 0;
+    const slots = Math.max(0, Math.min(this.concurrency, this.concurrency - this.running.size - this.reserved + committing));
+    this.reserved += slots;
+    return slots;
+  }
+
   private async claimLoop(): Promise<void> {
     let failures = 0;
+    // After a claim that found less than it asked for, the next one waits for work.
+    let drained = false;
     while (!this.stopping) {
-      const free = this.concurrency - this.running.size;
+      const free = this.concurrency - this.running.size - this.reserved;
       if (free <= 0) {
         await new Promise<void>((resolve) => (this.slotFreed = resolve));
         continue;
       }
       const sentAt = performance.now();
+      this.reserved += free;
       let claimed: ClaimedStep[];
       try {
-        claimed = await this.coordinator.claim(this.sessionId, this.served, free);
+        claimed = await this.coordinator.claimOrWait(this.sessionId, this.served, free, drained ? jitter(this.pollIntervalMs) : 0, this.stopSignal.signal);
         failures = 0;
       } catch (error) {
         failures += 1;
         this.log(`claim failed: ${String(error)}`);
         await Promise.race([delay(Math.min(5_000, 100 * 2 ** failures)), this.stopped]);
         continue;
+      } finally {
+        this.reserved -= free;
       }
-      for (const step of claimed) this.startAttempt(step, sentAt);
-      if (claimed.length < free) await Promise.race([this.coordinator.waitForWork(jitter(this.pollIntervalMs)), this.stopped]);
+      // A claim answered as stop() began: its steps go back, as do those claimed alongside receipts.
+      if (this.stopping) await this.handBack(claimed);
+      else for (const step of claimed) this.startAttempt(step, sentAt);
+      drained = claimed.length < free;
+    }
+  }
+
+  /** Steps claimed as stop() began; what cannot be handed back is recovered after its lease expires. */
+  private async handBack(steps: readonly ClaimedStep[]): Promise<void> {
+    for (const step of steps) {
+      await this.coordinator
+        .release({ stepId: step.stepId, fencingTerm: step.fencingTerm, sessionId: this.sessionId }, "worker stopping")
+        .catch((error: unknown) => this.log(`hand back ${step.stepId}: ${String(error)}`));
     }
   }
 

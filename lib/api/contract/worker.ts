@@ -7,6 +7,13 @@
  * ISO 8601 strings. A refused fenced write is a 409 problem with `code: "authority-lost"` and
  * the refusal's fields; the client re-raises it as the engine's own AuthorityLostError.
  * The OpenAPI entries are in worker-paths.ts, so workers do not load zod-openapi.
+ *
+ * Versions: an operation's request and response never change shape; a change is a new operation
+ * (and a new protocol version), and the older operations stay served. Version 1 is the operations
+ * up to wait-for-work. Version 2 adds two that save round trips: claim-or-wait (a long poll that
+ * returns the work it waited for, instead of a wake-up followed by a claim) and
+ * commit-receipts-and-claim (a receipt batch and the claim for the slots it frees, in one
+ * exchange). A worker that speaks only version 1 is served as before.
  */
 import { z } from "zod";
 import type { AuthorityLostError } from "@/lib/engine/errors";
@@ -231,6 +238,20 @@ export const MAX_WAIT_MS = 30_000;
 export const waitForWorkBody = z.object({ sessionId: id, timeoutMs: z.number().min(0).max(MAX_WAIT_MS) });
 export const waitForWorkResponse = z.object({ woken: z.boolean() });
 
+// ---- version 2: fewer round trips -----------------------------------------------------------
+
+export const claimOrWaitBody = z.object({
+  sessionId: id,
+  limit: z.number().int().min(0).max(MAX_BATCH),
+  timeoutMs: z.number().min(0).max(MAX_WAIT_MS),
+});
+export const commitReceiptsAndClaimBody = z.object({
+  sessionId: id,
+  receipts: commitReceiptsBody.shape.receipts,
+  claimLimit: z.number().int().min(0).max(MAX_BATCH),
+});
+export const commitReceiptsAndClaimResponse = z.object({ results: commitReceiptsResponse.shape.results, steps: z.array(wireClaimedStep) });
+
 // Plain unions above: zod-openapi 5.4 fails on discriminated unions in this zod version.
 
 /** Engine refusals: a problem's code and the error's fields beside type/title/status/detail (lib/api/http.ts, toProblem). */
@@ -276,6 +297,16 @@ export const workerOperations = {
   "post-late-observation": { summary: "Post evidence learned after authority was lost", body: postLateObservationBody, response: null },
   recover: { summary: "One bounded recovery pass; returns how many leases and permits it settled", body: recoverBody, response: recoverResponse },
   "wait-for-work": { summary: "Long poll: answers when work may have become ready, or after timeoutMs", body: waitForWorkBody, response: waitForWorkResponse },
+  "claim-or-wait": {
+    summary: "Version 2. Claim up to `limit` ready steps; when none is ready, wait up to timeoutMs for work and claim once more (a long poll that returns the work)",
+    body: claimOrWaitBody,
+    response: claimResponse,
+  },
+  "commit-receipts-and-claim": {
+    summary: "Version 2. Commit a batch of receipts, each fenced on its own lease, then claim up to `claimLimit` ready steps, in one exchange",
+    body: commitReceiptsAndClaimBody,
+    response: commitReceiptsAndClaimResponse,
+  },
 } as const satisfies Record<string, Operation>;
 
 export type WorkerOperation = keyof typeof workerOperations;
