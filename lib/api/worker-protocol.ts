@@ -18,6 +18,7 @@ import { authorityLostFields, MAX_WAIT_MS, workerOperations, type WorkerOperatio
 import { json, readJson, toProblem } from "@/lib/api/http";
 import { HttpProblem } from "@/lib/api/problems";
 import { beginInvocation, observeEffectAbsent, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
+import { sessionPoolOf } from "@/lib/db/pool";
 import { run } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
 import { postLateObservation } from "@/lib/engine/late-observation";
@@ -60,7 +61,7 @@ const MAX_CACHED_SESSIONS = 10_000;
 function stateOf(pool: Pool): PoolState {
   let state = states.get(pool);
   if (!state) {
-    state = { waiter: directCoordinator(pool), sessions: new Map() };
+    state = { waiter: directCoordinator(pool, sessionPoolOf(pool)), sessions: new Map() };
     states.set(pool, state);
   }
   return state;

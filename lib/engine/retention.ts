@@ -4,7 +4,7 @@
  * tables refuse deletion unless `fenceline.retention` is on, which only this transaction sets.
  */
 import type { Pool } from "pg";
-import { inTransaction } from "./db";
+import { inTransaction, queryOf } from "./db";
 import * as sql from "./sql/retention";
 
 export type RetentionPolicy = {
@@ -20,7 +20,7 @@ export async function pruneAuditDetail(pool: Pool, policy: RetentionPolicy): Pro
   return inTransaction(pool, async (client) => {
     await client.query("SET LOCAL fenceline.retention = 'on'");
     const count = async (statement: typeof sql.pruneLeaseEvents) => {
-      const result = await client.query({ name: statement.name, text: statement.text, values: [policy.keepMs, policy.batchSize] });
+      const result = await client.query(queryOf(statement, [policy.keepMs, policy.batchSize]));
       return result.rowCount ?? 0;
     };
     return {

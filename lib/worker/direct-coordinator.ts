@@ -11,7 +11,11 @@ import type { Coordinator } from "./coordinator";
 
 const READY_CHANNEL = "fenceline_step_ready";
 
-export function directCoordinator(pool: Pool): Coordinator {
+/**
+ * `listenPool` holds the LISTEN connection: a session of its own, so behind a pooler in
+ * transaction mode it must be a direct pool (lib/db/pool.ts sessionPoolOf); by default `pool`.
+ */
+export function directCoordinator(pool: Pool, listenPool: Pool = pool): Coordinator {
   let listener: PoolClient | null = null;
   let listening: Promise<void> | null = null;
   let stopListening: () => Promise<void> = async () => undefined;
@@ -28,7 +32,7 @@ export function directCoordinator(pool: Pool): Coordinator {
 
   const listen = (): Promise<void> => {
     listening ??= (async () => {
-      const client = await pool.connect();
+      const client = await listenPool.connect();
       // A lost listener connection only costs latency: waits fall back to their timeout.
       const lost = () => {
         client.off("notification", wakeAll);
