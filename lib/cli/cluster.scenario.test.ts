@@ -97,8 +97,8 @@ beforeAll(async () => {
     DESTINATION_PORT: "0",
     FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD,
   });
-  const [, ready] = await app.waitForLine(/\[worker-1\] FENCELINE_WORKER_READY (\S+)/, START_TIMEOUT_MS);
-  sessionId = ready!;
+  const ready = /FENCELINE_WORKER_READY (\S+)/;
+  sessionId = ready.exec(await app.waitForLine(ready, START_TIMEOUT_MS))![1]!;
   await app.waitForLine(/Fenceline is running at/, START_TIMEOUT_MS);
 }, START_TIMEOUT_MS);
 
