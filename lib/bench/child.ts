@@ -65,7 +65,7 @@ async function startProtocolServer(role: Extract<ChildRole, { role: "protocol-se
   process.env.FENCELINE_WORKER_TOKEN = role.token;
   const { createPool } = await import("@/lib/db/pool");
   const { closeWorkerProtocol, workerProtocolListener } = await import("@/lib/api/worker-protocol");
-  const pool = createPool(role.databaseUrl, { applicationName: "bench-protocol", max: role.poolMax });
+  const pool = createPool(role.databaseUrl, { applicationName: "bench-protocol", max: role.poolMax, sessionConnectionString: role.directUrl });
   // Worker tokens live in the database (stored as their hash); the environment token above serves
   // a protocol that still reads it.
   await installBenchToken(pool, role.token);
