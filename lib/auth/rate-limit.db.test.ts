@@ -11,18 +11,30 @@ import { RateLimiter } from "./rate-limit";
 
 const refusal = { code: "rate_limited" };
 
+// Refills are slow (a token per 1000 s) and time passes by moving updated_at back, so a loaded
+// machine's own delays change no answer.
+const age = (db: { pool: { query: (text: string, values: unknown[]) => Promise<unknown> } }, limiter: string, key: string, seconds: number) =>
+  db.pool.query(`UPDATE rate_limit_bucket SET updated_at = updated_at - make_interval(secs => $3) WHERE limiter = $1 AND bucket_key = $2`, [limiter, key, seconds]);
+
 test("a burst, then refusals saying when to retry until the bucket refills; keys and limiters apart; check spends nothing", async ({ db }) => {
-  const limiter = new RateLimiter("test-burst", "sign-in", { capacity: 3, refillPerSecond: 0.5 });
+  const limiter = new RateLimiter("test-burst", "sign-in", { capacity: 3, refillPerSecond: 0.001 });
   for (let i = 0; i < 3; i += 1) await limiter.take(db.pool, "1.2.3.4");
-  await expect(limiter.take(db.pool, "1.2.3.4")).rejects.toMatchObject({ ...refusal, retryAfterSeconds: 2 });
+  const retryAfter = (error: unknown) => (error as { retryAfterSeconds: number }).retryAfterSeconds;
+  const first = await limiter.take(db.pool, "1.2.3.4").catch((error: unknown) => error);
+  expect(first).toMatchObject(refusal);
+  expect(retryAfter(first)).toBeGreaterThan(990);
+  expect(retryAfter(first)).toBeLessThanOrEqual(1000);
   await expect(limiter.check(db.pool, "1.2.3.4")).rejects.toMatchObject(refusal);
   await limiter.take(db.pool, "5.6.7.8");
-  await new RateLimiter("test-other", "sign-in", { capacity: 1, refillPerSecond: 0.5 }).take(db.pool, "1.2.3.4");
+  await new RateLimiter("test-other", "sign-in", { capacity: 1, refillPerSecond: 0.001 }).take(db.pool, "1.2.3.4");
 
-  // 1.5 s of database time later: half a token short, so one second to wait, and still refused.
-  await db.pool.query(`UPDATE rate_limit_bucket SET updated_at = updated_at - interval '1.5 s' WHERE limiter = 'test-burst' AND bucket_key = '1.2.3.4'`);
-  await expect(limiter.check(db.pool, "1.2.3.4")).rejects.toMatchObject({ ...refusal, retryAfterSeconds: 1 });
-  await db.pool.query(`UPDATE rate_limit_bucket SET updated_at = updated_at - interval '0.5 s' WHERE limiter = 'test-burst' AND bucket_key = '1.2.3.4'`);
+  // 600 s of database time later: 0.6 of a token, so about 400 s to wait, and still refused.
+  await age(db, "test-burst", "1.2.3.4", 600);
+  const later = await limiter.check(db.pool, "1.2.3.4").catch((error: unknown) => error);
+  expect(later).toMatchObject(refusal);
+  expect(retryAfter(later)).toBeGreaterThan(390);
+  expect(retryAfter(later)).toBeLessThanOrEqual(400);
+  await age(db, "test-burst", "1.2.3.4", 400);
   await limiter.check(db.pool, "1.2.3.4");
   await limiter.check(db.pool, "1.2.3.4");
   await limiter.take(db.pool, "1.2.3.4");
@@ -45,10 +57,11 @@ test("takes from two replicas at once spend exactly the capacity between them", 
 });
 
 test("buckets that have refilled are swept; the others stay", async ({ db }) => {
-  const limiter = new RateLimiter("test-sweep", "sign-in", { capacity: 2, refillPerSecond: 1 });
+  const limiter = new RateLimiter("test-sweep", "sign-in", { capacity: 2, refillPerSecond: 0.001 });
   await limiter.take(db.pool, "old");
   await limiter.take(db.pool, "recent");
-  await db.pool.query(`UPDATE rate_limit_bucket SET updated_at = updated_at - interval '3 s' WHERE limiter = 'test-sweep' AND bucket_key = 'old'`);
+  // Full again after 2000 s.
+  await age(db, "test-sweep", "old", 2_001);
   // The sweep runs with one take in 200.
   for (let i = 0; i < 198; i += 1) await limiter.take(db.pool, `key-${i}`).catch(() => undefined);
   const { rows } = await db.pool.query<{ bucket_key: string }>(`SELECT bucket_key FROM rate_limit_bucket WHERE limiter = 'test-sweep' AND bucket_key IN ('old', 'recent')`);

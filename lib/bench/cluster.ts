@@ -5,7 +5,8 @@
  * replica count: throughput (`steps` no-op steps enqueued first, the window from the first
  * handler start to the last receipt) and start latency (one request at a time at
  * LATENCY_RATE_PER_S, from the enqueue to its handler's start, one worker process). The
- * protocol servers are the web app's worker protocol without Next, as in the fencelineHttp row.
+ * protocol servers are the web app's worker protocol without Next, as in the fencelineHttp row;
+ * having no /api/health, haproxy checks them by TCP.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
@@ -105,7 +106,7 @@ async function withCluster<T>(replicas: number, workerProcesses: number, work: (
     children.push(...servers);
     const ports = (await Promise.all(servers.map((server) => server.ready))).map((ready) => ready.port!);
     const balancerPort = await freePort();
-    processes.push(launch(haproxyChild(config.dir, { port: balancerPort, replicaPorts: ports })));
+    processes.push(launch(haproxyChild(config.dir, { port: balancerPort, replicaPorts: ports, healthPath: null })));
     await answering(`http://127.0.0.1:${balancerPort}/`);
     return await work({
       harness,

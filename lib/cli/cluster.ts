@@ -29,7 +29,10 @@ export function configDirectory(): { dir: string; remove: () => void } {
  * haproxy in front of the replicas: HTTP, round robin, each replica checked on /api/health so a
  * stopped one is taken out. The timeouts outlast the worker protocol's long poll.
  */
-export function haproxyChild(dir: string, { port, replicaPorts }: { port: number; replicaPorts: readonly number[] }): ChildSpec {
+export function haproxyChild(
+  dir: string,
+  { port, replicaPorts, healthPath = "/api/health" }: { port: number; replicaPorts: readonly number[]; /** null: a TCP check only. */ healthPath?: string | null },
+): ChildSpec {
   const file = path.join(dir, "haproxy.cfg");
   writeFileSync(
     file,
@@ -48,7 +51,7 @@ export function haproxyChild(dir: string, { port, replicaPorts }: { port: number
       "  default_backend replicas",
       "backend replicas",
       "  balance roundrobin",
-      "  option httpchk GET /api/health",
+      ...(healthPath ? [`  option httpchk GET ${healthPath}`] : []),
       // Which replica answered, for whoever debugs a cluster (and the test that alternates them).
       "  http-response set-header x-fenceline-replica %s",
       // A request may name its replica in the same header (tests, debugging one replica).
