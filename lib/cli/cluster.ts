@@ -88,7 +88,8 @@ export function pgbouncerChild(dir: string, { directUrl, port, poolSize }: { dir
       "listen_addr = 127.0.0.1",
       `listen_port = ${port}`,
       "unix_socket_dir =",
-      "auth_type = plain",
+      // Without a password in the URL, PostgreSQL trusts this user; so does PgBouncer.
+      `auth_type = ${password ? "plain" : "trust"}`,
       `auth_file = ${authFile}`,
       "pool_mode = transaction",
       `default_pool_size = ${poolSize}`,
