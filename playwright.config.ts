@@ -24,6 +24,13 @@ const port = Number(process.env.E2E_PORT ?? 3100);
 const baseURL = `http://127.0.0.1:${port}`;
 // The quickstart's own page (e2e/quickstart-page.spec.ts) reads tracking views from this origin.
 const QUICKSTART_PAGE_PORT = Number(process.env.E2E_PAGE_PORT ?? port + 1000);
+// E2E_WEB_REPLICAS=2 runs the suite against that many web replicas behind haproxy on the same
+// URL (replicas on E2E_REPLICA_PORT and after, default port+1); E2E_POOLER=pgbouncer adds
+// PgBouncer on E2E_POOLER_PORT (default 6432). Decision 016.
+const cluster = {
+  ...(process.env.E2E_WEB_REPLICAS ? { FENCELINE_WEB_REPLICAS: process.env.E2E_WEB_REPLICAS, FENCELINE_REPLICA_PORT: process.env.E2E_REPLICA_PORT ?? String(port + 1) } : {}),
+  ...(process.env.E2E_POOLER ? { FENCELINE_POOLER: process.env.E2E_POOLER, FENCELINE_POOLER_PORT: process.env.E2E_POOLER_PORT ?? "6432" } : {}),
+};
 
 export default defineConfig({
   testDir: "e2e",
@@ -53,7 +60,7 @@ export default defineConfig({
     command: "node --import tsx lib/cli/start.ts",
     url: `${baseURL}/api/health`,
     // Its own database, emptied at every run.
-    env: { PORT: String(port), FENCELINE_DATABASE: process.env.E2E_DATABASE ?? "e2e", FENCELINE_FRESH_DATABASE: "1", DESTINATION_PORT: "0", FENCELINE_DEMO: "0", FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD, NEXT_TELEMETRY_DISABLED: "1", FENCELINE_TRACK_ORIGINS: `http://127.0.0.1:${QUICKSTART_PAGE_PORT}` },
+    env: { PORT: String(port), FENCELINE_DATABASE: process.env.E2E_DATABASE ?? "e2e", FENCELINE_FRESH_DATABASE: "1", DESTINATION_PORT: "0", FENCELINE_DEMO: "0", FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD, NEXT_TELEMETRY_DISABLED: "1", FENCELINE_TRACK_ORIGINS: `http://127.0.0.1:${QUICKSTART_PAGE_PORT}`, ...cluster },
     // Covers a first `next build` on a fresh clone.
     timeout: 240_000,
     reuseExistingServer: false,

@@ -18,6 +18,7 @@ import { authorityLostFields, MAX_WAIT_MS, workerOperations, type WorkerOperatio
 import { json, readJson, toProblem } from "@/lib/api/http";
 import { HttpProblem } from "@/lib/api/problems";
 import { beginInvocation, observeEffectAbsent, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
+import { sessionPoolOf } from "@/lib/db/pool";
 import { run } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
 import { postLateObservation } from "@/lib/engine/late-observation";
@@ -61,7 +62,8 @@ const MAX_CACHED_SESSIONS = 10_000;
 function stateOf(pool: Pool): PoolState {
   let state = states.get(pool);
   if (!state) {
-    state = { waiter: directCoordinator(pool), sessions: new Map(), tokens: workerTokenCache(pool) };
+    const listenPool = sessionPoolOf(pool);
+    state = { waiter: directCoordinator(pool, { listenPool }), sessions: new Map(), tokens: workerTokenCache(pool, listenPool) };
     states.set(pool, state);
     // The listeners hold connections of the pool, and pool.end() waits for every connection to
     // come back: ending the pool closes them first, whoever ends it.

@@ -4,7 +4,7 @@
  * refusals as problem+json. It returns the Set-Cookie headers for the route to pass on.
  */
 import { APIError } from "better-auth/api";
-import { prisma } from "@/lib/db/pool";
+import { pool, prisma } from "@/lib/db/pool";
 import { auth } from "./auth";
 import { InvalidCredentialsError } from "./errors";
 import { refuseCrossSite } from "./origin";
@@ -12,18 +12,18 @@ import { clientKey, RateLimiter } from "./rate-limit";
 import { staffFromHeaders, type Staff } from "./staff";
 
 /** Per client address, every attempt: a burst of 20, then one every 3 s. */
-export const signInByClient = new RateLimiter("sign-in", { capacity: 20, refillPerSecond: 1 / 3 });
+export const signInByClient = new RateLimiter("sign-in-by-client", "sign-in", { capacity: 20, refillPerSecond: 1 / 3 });
 /**
  * Per account, failed attempts only, from anywhere: 5, then one every 30 s, so guessing one
  * password stays slow however many addresses try, while its owner signing in costs nothing.
  */
-export const signInByAccount = new RateLimiter("sign-in", { capacity: 5, refillPerSecond: 1 / 30 });
+export const signInByAccount = new RateLimiter("sign-in-by-account", "sign-in", { capacity: 5, refillPerSecond: 1 / 30 });
 
 export async function signIn(request: Request, credentials: { email: string; password: string }): Promise<{ staff: Staff; setCookie: string[] }> {
   refuseCrossSite(request);
-  signInByClient.take(clientKey(request));
+  await signInByClient.take(pool(), clientKey(request));
   const account = credentials.email.toLowerCase();
-  signInByAccount.check(account);
+  await signInByAccount.check(pool(), account);
   let setCookie: string[];
   try {
     const result = await auth().api.signInEmail({ body: { email: credentials.email, password: credentials.password }, headers: request.headers, returnHeaders: true });
@@ -31,7 +31,7 @@ export async function signIn(request: Request, credentials: { email: string; pas
   } catch (error) {
     // better-auth answers a wrong email and a wrong password alike; so do we.
     if (error instanceof APIError && error.statusCode === 401) {
-      signInByAccount.take(account);
+      await signInByAccount.take(pool(), account);
       throw new InvalidCredentialsError();
     }
     throw error;

@@ -124,9 +124,10 @@ function forgetInThisProcess(): void {
  * this process before revokeWorkerToken returns, elsewhere when its NOTIFY arrives (it is sent
  * with the revocation's commit). Without a listening connection (not yet connected, or lost),
  * every request is checked against the table. Anything that clears the cache bumps `generation`,
- * so an identity read before a revocation is never stored after it.
+ * so an identity read before a revocation is never stored after it. `listenPool` holds the
+ * LISTEN: behind a pooler in transaction mode it must be a direct pool, or notices never arrive.
  */
-export function workerTokenCache(pool: Pool): WorkerTokenCache {
+export function workerTokenCache(pool: Pool, listenPool: Pool = pool): WorkerTokenCache {
   const identities = new Map<string, WorkerIdentity>();
   let generation = 0;
   let listener: PoolClient | null = null;
@@ -144,7 +145,7 @@ export function workerTokenCache(pool: Pool): WorkerTokenCache {
 
   const listen = (): Promise<void> =>
     (connecting ??= (async () => {
-      const client = await pool.connect();
+      const client = await listenPool.connect();
       const lost = () => {
         client.off("notification", onNotification);
         if (listener === client) listener = null;

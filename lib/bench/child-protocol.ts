@@ -11,7 +11,14 @@ export type ChildRole =
       readonly concurrency: number;
       readonly receiptBatchSize?: number;
     }
-  | { readonly role: "protocol-server"; readonly databaseUrl: string; readonly token: string; readonly poolMax: number }
+  | {
+      readonly role: "protocol-server";
+      readonly databaseUrl: string;
+      /** Behind a pooler: the direct URL for the long-poll LISTEN (lib/bench/cluster.ts). */
+      readonly directUrl?: string;
+      readonly token: string;
+      readonly poolMax: number;
+    }
   | {
       readonly role: "graphile-worker";
       readonly databaseUrl: string;

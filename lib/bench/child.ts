@@ -74,7 +74,7 @@ async function startProtocolServer(role: Extract<ChildRole, { role: "protocol-se
   const { ProtocolTimings } = await import("@/lib/worker/protocol-timings");
   const timings = new ProtocolTimings();
   protocolTimings = timings;
-  const pool = createPool(role.databaseUrl, { applicationName: "bench-protocol", max: role.poolMax });
+  const pool = createPool(role.databaseUrl, { applicationName: "bench-protocol", max: role.poolMax, sessionConnectionString: role.directUrl });
   // Worker tokens live in the database (stored as their hash); the environment token above serves
   // a protocol that still reads it.
   await installBenchToken(pool, role.token);

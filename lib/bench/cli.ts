@@ -9,6 +9,8 @@
  *   npm run bench -- --only throughput --skip-analyze   (tables without statistics, see README)
  *   npm run bench -- --only throughput --engines fencelineDirect,graphileTuned
  *   npm run bench -- --only profile       (not in the default run: the engine's cost per statement)
+ *   npm run bench -- --only cluster --replicas 1,2,4   (not in the default run: HTTP workers through
+ *                                          haproxy and PgBouncer to that many protocol servers)
  *
  * Progress goes to stderr. Worker memory is measured during the throughput runs.
  * FENCELINE_BENCH_CONCURRENCY / FENCELINE_BENCH_PROCESSES change Fenceline's worker settings.
@@ -19,14 +21,15 @@ import pg from "pg";
 import { command, DATABASE_ENVIRONMENT, exit, listOf, positiveNumber } from "@/lib/cli/command";
 import { resolveDatabaseUrl } from "@/lib/db/database";
 import { measureDashboard, type DashboardResult } from "./dashboard";
-import type { EngineName } from "./engines";
+import { FENCELINE_PROCESSES, type EngineName } from "./engines";
 import { measureStartLatency, type LatencyResult } from "./latency";
 import { measureRecovery, type RecoveryResult } from "./recovery";
 import { percentile, round, sleep } from "./stats";
 import { measureProfile, type ProfileResult } from "./profile";
+import { measureCluster, type ClusterResult } from "./cluster";
 import { measureThroughput, type ThroughputResult } from "./throughput";
 
-const PARTS = ["throughput", "latency", "recovery", "dashboard", "profile"] as const;
+const PARTS = ["throughput", "latency", "recovery", "dashboard", "profile", "cluster"] as const;
 type Part = (typeof PARTS)[number];
 const DEFAULT_PARTS: readonly Part[] = ["throughput", "latency", "recovery", "dashboard"];
 const PROFILE_BATCH = 50;
@@ -56,6 +59,7 @@ const { values } = command({
     "latency-seconds": { type: "string", valueName: "s", default: "20", description: "length of each start-latency run" },
     rounds: { type: "string", valueName: "n", default: "1", description: "rounds of throughput and latency (medians are reported)" },
     samples: { type: "string", valueName: "n", default: "200", description: "dashboard reads per query" },
+    replicas: { type: "string", valueName: "counts", default: "1,2,4", description: "protocol servers behind the balancer in the cluster part" },
     "skip-analyze": { type: "boolean", description: "leave freshly filled tables without statistics (the state before autovacuum's first analyse)" },
   },
   environment: [
@@ -73,6 +77,7 @@ const scale = positiveNumber("scale", values.scale);
 const latencyMs = positiveNumber("latency-seconds", values["latency-seconds"]) * 1000;
 const rounds = Math.round(positiveNumber("rounds", values.rounds));
 const samples = Math.round(positiveNumber("samples", values.samples));
+const replicaCounts = values.replicas.split(",").map((count) => Math.round(positiveNumber("replicas", count)));
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 async function environment() {
@@ -210,6 +215,13 @@ async function main(): Promise<void> {
     if (profile) log(`  ${profile.stepsPerS} steps/s, ${profile.usPerStep} µs/step`);
   }
 
+  let cluster: ClusterResult[] | null = null;
+  if (parts.has("cluster")) {
+    log(`cluster: ${FENCELINE_PROCESSES} HTTP workers through haproxy and PgBouncer (transaction mode, unnamed statements) to ${replicaCounts.join(", ")} protocol servers; ${steps} steps, then start latency`);
+    cluster = await attempt("cluster", () => measureCluster(replicaCounts, steps, latencyMs, THROUGHPUT_TIMEOUT_MS));
+    for (const row of cluster ?? []) log(`  ${row.replicas} replicas: ${row.stepsPerS} steps/s; start latency p50 ${row.latency.p50} ms, p99 ${row.latency.p99} ms`);
+  }
+
   const loadAfter = loadavg().map((value) => round(value, 2));
   const fencelineRss = throughputRuns
     .filter((run) => run.engine === "fencelineDirect" || run.engine === "fencelineHttp")
@@ -248,6 +260,7 @@ async function main(): Promise<void> {
       : {},
     workerRssMb: fencelineRss.length > 0 ? Math.max(...fencelineRss) : null,
     dbosWorkerRssMb: dbosRss.length > 0 ? Math.max(...dbosRss) : null,
+    cluster,
     run: {
       steps,
       rounds,
@@ -270,6 +283,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } else {
     printTable(result, throughput, latency, recovery, dashboard, profile);
+    if (cluster) printCluster(cluster);
   }
 }
 
@@ -358,6 +372,16 @@ function printTable(
       const plans = row.genericPlans === null ? "-" : `${row.genericPlans}/${row.customPlans}`;
       out(`${row.statement.padEnd(42)}${String(row.calls).padStart(7)}${String(row.usPerStep).padStart(9)}  ${plans}`);
     }
+  }
+}
+
+function printCluster(rows: readonly ClusterResult[]): void {
+  const out = (line = "") => process.stdout.write(`${line}\n`);
+  out();
+  out("Cluster: HTTP workers -> haproxy (round robin) -> protocol servers -> PgBouncer (transaction, unnamed statements) -> PostgreSQL");
+  out(`${"replicas".padEnd(10)}${"steps/s".padStart(9)}${"latency p50".padStart(13)}${"p95".padStart(8)}${"p99".padStart(8)} ms`);
+  for (const row of rows) {
+    out(`${String(row.replicas).padEnd(10)}${String(row.stepsPerS).padStart(9)}${String(row.latency.p50).padStart(13)}${String(row.latency.p95).padStart(8)}${String(row.latency.p99).padStart(8)}`);
   }
 }
 

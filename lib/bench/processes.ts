@@ -26,9 +26,10 @@ export type BenchChild = {
   stop(): Promise<void>;
 };
 
-export function spawnChild(role: ChildRole): BenchChild {
+/** `env` is added to this process's environment for the child (FENCELINE_DB_PREPARED, say). */
+export function spawnChild(role: ChildRole, env: Record<string, string> = {}): BenchChild {
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "lib/bench/child.ts"], {
-    env: { ...process.env, FENCELINE_BENCH_CHILD: JSON.stringify(role) },
+    env: { ...process.env, ...env, FENCELINE_BENCH_CHILD: JSON.stringify(role) },
     // The child's stdout goes to our stderr: with --json, stdout carries only the result.
     stdio: ["ignore", 2, 2, "ipc"],
   });

@@ -22,6 +22,13 @@
  * create and revoke others at /admin), FENCELINE_API_KEY (in demo mode, the app key of app
  * "demo", which the demo traffic creates its requests with; a random one per run when unset).
  *
+ * The cluster shape (lib/cli/cluster.ts, decision 016): FENCELINE_WEB_REPLICAS=N (default 1) runs N
+ * web processes on FENCELINE_REPLICA_PORT and the ports after it (default PORT+1…) behind
+ * haproxy on PORT; FENCELINE_POOLER=pgbouncer puts PgBouncer in transaction mode on
+ * FENCELINE_POOLER_PORT (default 6432) between every process and the database, hands the direct
+ * URL to what needs a session (DATABASE_DIRECT_URL), and sets FENCELINE_DB_PREPARED=off unless
+ * it is set. Migrations and setup always use the direct URL.
+ *
  * In demo mode it ends by printing, ready to paste into an adopter's shell, FENCELINE_URL,
  * FENCELINE_WORKER_TOKEN and FENCELINE_API_KEY: enough to run examples/quickstart against it.
  */
@@ -29,6 +36,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { resolveDatabaseUrl, type ResolvedDatabase } from "../db/database";
 import { deployMigrations } from "../db/migrate.mjs";
 import { seedDemoAccounts } from "@/lib/auth/demo-accounts";
@@ -37,6 +45,7 @@ import { installWorkerToken } from "@/lib/auth/worker-tokens";
 import { createPool } from "@/lib/db/pool";
 import { integerFromEnv, SettingError } from "@/lib/env";
 import { acquireBuildLock } from "./build-lock";
+import { configDirectory, haproxyChild, pgbouncerChild, pinSearchPath, pooledUrl, poolerSetting } from "./cluster";
 import { command, DATABASE_ENVIRONMENT, describeFailure, exit } from "./command";
 import { log, Supervisor } from "./supervisor";
 
@@ -58,11 +67,16 @@ command({
     { name: "FENCELINE_AUTH_SECRET", default: "random per start", description: "signs session cookies" },
     { name: "FENCELINE_PUBLIC_URL", default: "http://127.0.0.1:$PORT", description: "the URL staff use; https makes the session cookie Secure" },
     { name: "FENCELINE_FRESH_DATABASE", default: "0", description: "1: drop and recreate the database first" },
+    { name: "FENCELINE_WEB_REPLICAS", default: "1", description: "web processes; more than 1 puts haproxy on PORT in front of them" },
+    { name: "FENCELINE_REPLICA_PORT", default: "$PORT+1", description: "the first replica's port (with FENCELINE_WEB_REPLICAS > 1); the others follow it" },
+    { name: "FENCELINE_POOLER", default: "none", description: "pgbouncer: PgBouncer in transaction mode between the processes and the database" },
+    { name: "FENCELINE_POOLER_PORT", default: "6432", description: "PgBouncer's port" },
+    { name: "FENCELINE_DB_PREPARED", default: "on (off behind the pooler)", description: "off: send statements unnamed (PgBouncer before 1.21)" },
     ...DATABASE_ENVIRONMENT.map((variable) =>
       variable.name === "FENCELINE_DATABASE" ? { ...variable, description: "database name (with DATABASE_URL it replaces the URL's)" } : variable,
     ),
   ],
-  examples: ["npm start", "PORT=3001 FENCELINE_DEMO=0 DATABASE_URL=postgresql://postgres@127.0.0.1:5432/fenceline npm start"],
+  examples: ["npm start", "FENCELINE_WEB_REPLICAS=2 FENCELINE_POOLER=pgbouncer FENCELINE_WORKER_TRANSPORT=http npm start", "PORT=3001 FENCELINE_DEMO=0 DATABASE_URL=postgresql://postgres@127.0.0.1:5432/fenceline npm start"],
 });
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -71,6 +85,11 @@ const destinationPort = integerFromEnv("DESTINATION_PORT", 4100, { min: 0, max: 
 const workerCount = integerFromEnv("FENCELINE_WORKERS", 2, { min: 0 });
 const relayCount = integerFromEnv("FENCELINE_RELAYS", 1, { min: 0 });
 const demo = process.env.FENCELINE_DEMO !== "0";
+const replicaCount = integerFromEnv("FENCELINE_WEB_REPLICAS", 1, { min: 1, max: 16 });
+const firstReplicaPort = integerFromEnv("FENCELINE_REPLICA_PORT", port + 1, { max: 65_535 - replicaCount });
+const replicaPorts = replicaCount > 1 ? Array.from({ length: replicaCount }, (_, index) => firstReplicaPort + index) : [port];
+const pooler = poolerSetting();
+const poolerPort = integerFromEnv("FENCELINE_POOLER_PORT", 6432, { max: 65_535 });
 const workerTransport = process.env.FENCELINE_WORKER_TRANSPORT || "direct";
 if (workerTransport !== "direct" && workerTransport !== "http") {
   throw new SettingError(`FENCELINE_WORKER_TRANSPORT must be "direct" or "http", got "${workerTransport}"`);
@@ -89,6 +108,7 @@ const HEALTH_TIMEOUT_MS = 60_000;
 const DESTINATION_READY_TIMEOUT_MS = 30_000;
 
 let database: ResolvedDatabase | undefined;
+let clusterConfig: { dir: string; remove: () => void } | undefined;
 let shuttingDown = false;
 
 const supervisor = new Supervisor({
@@ -101,6 +121,7 @@ async function shutdown(exitCode: number, reason?: string): Promise<void> {
   shuttingDown = true;
   if (reason) log("start", reason);
   await supervisor.stopAll();
+  clusterConfig?.remove();
   await database?.stop();
   await exit(exitCode);
 }
@@ -120,15 +141,30 @@ async function main(): Promise<void> {
   const applied = await deployMigrations(database.url);
   log("start", applied.length ? `applied migrations: ${applied.join(", ")}` : "migrations up to date");
 
-  const childEnv = { DATABASE_URL: database.url, NEXT_TELEMETRY_DISABLED: "1" };
-
   const setupPool = createPool(database.url, { applicationName: "fenceline-start" });
   const demoAccounts = mode === "demo" ? await seedDemoAccounts(setupPool, process.env.FENCELINE_DEMO_PASSWORD) : [];
   // HTTP workers authenticate with a worker token: this run's is stored (hashed) for them, and in
   // demo mode printed for an adopter's own workers; the demo app's key likewise.
   if (workerTransport === "http" || mode === "demo") await installWorkerToken(setupPool, "npm-start-workers", workerToken, "npm start");
   if (mode === "demo") await installAppKey(setupPool, "demo", appKey, ["requests:create", "requests:read"], "npm start");
+  if (pooler === "pgbouncer") await pinSearchPath(setupPool, database.url);
   await setupPool.end();
+
+  if (replicaCount > 1 || pooler === "pgbouncer") clusterConfig = configDirectory();
+  let childEnv: Record<string, string> = { DATABASE_URL: database.url, NEXT_TELEMETRY_DISABLED: "1" };
+  if (pooler === "pgbouncer") {
+    const bouncer = supervisor.start(pgbouncerChild(clusterConfig!.dir, { directUrl: database.url, port: poolerPort, poolSize: 20 }));
+    // PgBouncer logs to stderr; it is ready once it accepts a connection to the database.
+    await waitForDatabase(pooledUrl(database.url, poolerPort), bouncer.exited);
+    if (shuttingDown) return;
+    childEnv = {
+      ...childEnv,
+      DATABASE_URL: pooledUrl(database.url, poolerPort),
+      DATABASE_DIRECT_URL: database.url,
+      FENCELINE_DB_PREPARED: process.env.FENCELINE_DB_PREPARED || "off",
+    };
+    log("start", `PgBouncer (transaction mode) at 127.0.0.1:${poolerPort}; sessions (LISTEN) and migrations use the direct URL`);
+  }
 
   if (buildIsStale()) {
     const release = await acquireBuildLock(path.join(root, ".next-build.lock"), () => shuttingDown, (pid) =>
@@ -159,22 +195,28 @@ async function main(): Promise<void> {
   const [, destinationUrl] = await destination.waitForLine(/^FENCELINE_DESTINATION_READY (\S+)$/, DESTINATION_READY_TIMEOUT_MS);
   if (shuttingDown || !destinationUrl) return;
 
-  supervisor.start({
-    name: "web",
-    stopWave: 1,
-    command: process.execPath,
-    args: [nextBin, "start", "-H", "127.0.0.1", "-p", String(port)],
-    // The web app reaches the destination service for the fault lab, which exists in demo mode only.
-    env: {
-      ...childEnv,
-      FENCELINE_DESTINATION_URL: destinationUrl,
-      FENCELINE_MODE: mode,
-      FENCELINE_AUTH_SECRET: authSecret,
-      FENCELINE_PUBLIC_URL: process.env.FENCELINE_PUBLIC_URL ?? `http://127.0.0.1:${port}`,
-      FENCELINE_PROCESS: "fenceline-web",
-    },
-    cwd: root,
+  // Replicas share the build, the auth secret and the public URL: whichever answers, a session
+  // cookie, a server action and an origin check mean the same.
+  replicaPorts.forEach((replicaPort, index) => {
+    const name = replicaCount > 1 ? `web-${index + 1}` : "web";
+    supervisor.start({
+      name,
+      stopWave: 1,
+      command: process.execPath,
+      args: [nextBin, "start", "-H", "127.0.0.1", "-p", String(replicaPort)],
+      // The web app reaches the destination service for the fault lab, which exists in demo mode only.
+      env: {
+        ...childEnv,
+        FENCELINE_DESTINATION_URL: destinationUrl,
+        FENCELINE_MODE: mode,
+        FENCELINE_AUTH_SECRET: authSecret,
+        FENCELINE_PUBLIC_URL: process.env.FENCELINE_PUBLIC_URL ?? `http://127.0.0.1:${port}`,
+        FENCELINE_PROCESS: `fenceline-${name}`,
+      },
+      cwd: root,
+    });
   });
+  if (replicaCount > 1) supervisor.start(haproxyChild(clusterConfig!.dir, { port, replicaPorts }));
 
   // Over HTTP a worker reaches the coordinator through the web app, and gets no database URL.
   const workerEnv: Record<string, string> =
@@ -224,8 +266,10 @@ async function main(): Promise<void> {
   }
 
   const url = `http://127.0.0.1:${port}`;
+  if (replicaCount > 1) for (const replicaPort of replicaPorts) await waitForHealth(`http://127.0.0.1:${replicaPort}/api/health`);
   await waitForHealth(`${url}/api/health`);
   if (!shuttingDown) {
+    if (replicaCount > 1) log("start", `${replicaCount} web replicas on ports ${replicaPorts.join(", ")} behind haproxy (round robin) at ${url}/`);
     log("start", `Fenceline is running at ${url}/ (${supervisor.names().join(", ")})`);
     for (const account of demoAccounts) log("start", `demo sign-in (${account.roles.join(", ")}): ${account.email} / ${account.password}`);
     log("start", `synthetic destination service at ${destinationUrl} (faults: PUT ${destinationUrl}/admin/faults, audit: GET ${destinationUrl}/admin/audit)`);
@@ -251,6 +295,21 @@ function newerThan(file: string, time: number): boolean {
   const stat = statSync(file);
   if (!stat.isDirectory()) return stat.mtimeMs > time && !/\.test\.tsx?$/.test(file);
   return readdirSync(file).some((entry) => newerThan(path.join(file, entry), time));
+}
+
+/** Waits until `url` accepts a connection; fails early when the process serving it exits. */
+async function waitForDatabase(url: string, exited: Promise<unknown>): Promise<void> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = Date.now() + HEALTH_TIMEOUT_MS;
+  while (!shuttingDown && !gone) {
+    const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+    const ok = await probe.connect().then(() => true, () => false);
+    await probe.end().catch(() => undefined);
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${redact(url)} did not accept a connection within ${HEALTH_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 async function waitForHealth(url: string): Promise<void> {

@@ -15,7 +15,7 @@
  */
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { createPool, processName } from "@/lib/db/pool";
+import { createPool, directDatabaseUrl, processName, sessionPoolOf } from "@/lib/db/pool";
 import { workflowsExportedBy } from "@/lib/definitions/workflow";
 import type { Coordinator } from "@/lib/worker/coordinator";
 import { directCoordinator } from "@/lib/worker/direct-coordinator";
@@ -62,9 +62,11 @@ const workflows = workflowsExportedBy(definitions);
 if (workflows.length === 0) throw new CommandError(`${definitionsUrl.pathname} exports no workflow made with defineWorkflow`);
 
 const pool =
-  transport === "direct" ? createPool((await resolveAppDatabase()).url, { applicationName: processName(), max: Math.min(20, concurrency + 3) }) : null;
+  transport === "direct"
+    ? createPool((await resolveAppDatabase()).url, { applicationName: processName(), max: Math.min(20, concurrency + 3), sessionConnectionString: directDatabaseUrl() })
+    : null;
 const coordinator: Coordinator = pool
-  ? directCoordinator(pool)
+  ? directCoordinator(pool, { listenPool: sessionPoolOf(pool) })
   : httpCoordinator({
       baseUrl: requiredEnv("FENCELINE_COORDINATOR_URL", "needed with FENCELINE_WORKER_TRANSPORT=http"),
       token: requiredEnv("FENCELINE_WORKER_TOKEN", "needed with FENCELINE_WORKER_TRANSPORT=http"),

@@ -21,11 +21,20 @@ export interface PoolOptions {
    * named; null leaves the server's default, for databases that are not Fenceline's.
    */
   schema?: string | null;
+  /**
+   * Where work that needs a session of its own connects (LISTEN for wake-ups): a direct
+   * connection string that bypasses a pooler in transaction mode (DATABASE_DIRECT_URL). Its pool
+   * (sessionPoolOf) opens on first use and ends with this one. Unset: that work uses this pool.
+   */
+  sessionConnectionString?: string;
 }
 
 const DEFAULT_POOL_SIZE = 5;
 
-export function createPool(connectionString: string, { applicationName, max = DEFAULT_POOL_SIZE, schema = engineSchema() }: PoolOptions): pg.Pool {
+export function createPool(
+  connectionString: string,
+  { applicationName, max = DEFAULT_POOL_SIZE, schema = engineSchema(), sessionConnectionString }: PoolOptions,
+): pg.Pool {
   // Several hosts (a primary and its standbys): each connection finds the one to use (host-list.ts).
   const hostList = parseHostList(connectionString);
   const created = new pg.Pool({
@@ -45,7 +54,34 @@ export function createPool(connectionString: string, { applicationName, max = DE
   // in the connection-kill scenario). The holder learns of it from its next statement, which
   // fails, and the pool discards the connection when it comes back with that error.
   created.on("connect", (client) => client.on("error", () => undefined));
+  if (sessionConnectionString) {
+    let session: pg.Pool | undefined;
+    sessionPools.set(created, () => (session ??= createPool(sessionConnectionString, { applicationName: `${applicationName}:session`, max: 2, schema })));
+    const end = created.end.bind(created);
+    created.end = (async () => {
+      await session?.end();
+      await end();
+    }) as typeof created.end;
+  }
   return created;
+}
+
+const sessionPools = new WeakMap<pg.Pool, () => pg.Pool>();
+
+/**
+ * The pool for work that needs a session of its own (LISTEN): the direct one `pool` was created
+ * with (`sessionConnectionString`), else `pool` itself. Decision 016 lists what uses it.
+ */
+export function sessionPoolOf(pool: pg.Pool): pg.Pool {
+  return sessionPools.get(pool)?.() ?? pool;
+}
+
+/**
+ * DATABASE_DIRECT_URL: the same database reached without the pooler, for sessions (LISTEN) and
+ * migrations; unset when there is no pooler in between.
+ */
+export function directDatabaseUrl(): string | undefined {
+  return process.env.DATABASE_DIRECT_URL || undefined;
 }
 
 /** This process's name in pg_stat_activity: FENCELINE_PROCESS (set by the supervisor) or "fenceline". */
@@ -63,7 +99,7 @@ export function databaseUrl(): string {
 const handles = globalThis as typeof globalThis & { fencelinePool?: pg.Pool; fencelinePrisma?: PrismaClient };
 
 export function pool(): pg.Pool {
-  handles.fencelinePool ??= createPool(databaseUrl(), { applicationName: processName() });
+  handles.fencelinePool ??= createPool(databaseUrl(), { applicationName: processName(), sessionConnectionString: directDatabaseUrl() });
   return handles.fencelinePool;
 }
 

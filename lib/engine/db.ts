@@ -15,13 +15,32 @@ export type Queryable = Pick<Pool | PoolClient, "query"> & PrimaryOnly;
  */
 export type NamedSql = { readonly name: string; readonly text: string };
 
+/**
+ * Whether statements are prepared by name: yes unless FENCELINE_DB_PREPARED=off. A pooler in
+ * transaction mode without prepared-statement tracking (PgBouncer before 1.21) hands each
+ * transaction whichever server connection is free, where the name was never prepared; off sends
+ * every statement unnamed, parsed and planned on each call (decision 016 has the cost).
+ */
+export function preparedStatements(env: NodeJS.ProcessEnv = process.env): boolean {
+  const setting = env.FENCELINE_DB_PREPARED ?? "on";
+  if (setting !== "on" && setting !== "off") throw new Error(`FENCELINE_DB_PREPARED must be "on" or "off", got "${setting}"`);
+  return setting === "on";
+}
+
+const prepared = preparedStatements();
+
+/** The query node-postgres runs for `statement`: named unless FENCELINE_DB_PREPARED=off. */
+export function queryOf(statement: NamedSql, values: unknown[]): { name?: string; text: string; values: unknown[] } {
+  return prepared ? { name: statement.name, text: statement.text, values } : { text: statement.text, values };
+}
+
 /** Runs a named statement; on a staff read the handle may be a ReadPool. */
 export async function run<Row extends QueryResultRow>(
   db: StaffReadable,
   statement: NamedSql,
   values: unknown[],
 ): Promise<Row[]> {
-  const result = await db.query<Row>({ name: statement.name, text: statement.text, values });
+  const result = await db.query<Row>(queryOf(statement, values));
   return result.rows;
 }
 

@@ -25,10 +25,16 @@ export type DirectCoordinatorOptions = {
   readonly epochDrainTimeoutMs?: number;
   /** Who such a transition is audited as requested by; default `coordinator:<FENCELINE_PROCESS or pid>`. */
   readonly requestedBy?: string;
+  /**
+   * Holds the LISTEN connection: a session of its own, so behind a pooler in transaction mode it
+   * must be a direct pool (lib/db/pool.ts sessionPoolOf); by default `pool`.
+   */
+  readonly listenPool?: Pool;
 };
 
 /** A coordinator on `pool`; closing it waits for an epoch transition it is running. */
 export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions = {}): Coordinator {
+  const listenPool = options.listenPool ?? pool;
   let following: Promise<void> | null = null;
   const followIdentity = () => {
     following ??= followDatabaseIdentity(pool, {
@@ -65,7 +71,7 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
 
   const listen = (): Promise<void> => {
     listening ??= (async () => {
-      const client = await pool.connect();
+      const client = await listenPool.connect();
       // A lost listener connection only costs latency: waits fall back to their timeout.
       const lost = () => {
         client.off("notification", wakeAll);

@@ -25,10 +25,10 @@ export const dynamic = "force-dynamic";
 async function requesterFor(request: Request): Promise<string> {
   if (presentsBearer(request) || !demoMode()) {
     const app = await authorizeApp(request, "requests:create");
-    requestCreationByApp().take(app.keyId);
+    await requestCreationByApp().take(pool(), app.keyId);
     return requesterOf(app.app);
   }
-  requestCreationByClient.take(clientKey(request));
+  await requestCreationByClient.take(pool(), clientKey(request));
   return "api";
 }
 
