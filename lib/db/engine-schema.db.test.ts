@@ -131,7 +131,9 @@ test("the engine runs beside an adopter's own step, lease and attempt tables, an
   await outsider(url, async (client) => {
     expect(await adopters(client)).toEqual(before);
     const fenceline = (await objectsBySchema(client)).filter((o) => o.schema === "fenceline");
-    expect(fenceline.find((o) => o.kind === "relation r")?.names).toEqual(expect.arrayContaining(["_prisma_migrations", "attempt", "lease", "receipt", "step", "workflow"]));
+    expect(fenceline.find((o) => o.kind === "relation r")?.names).toEqual(expect.arrayContaining(["_prisma_migrations", "attempt", "receipt", "step", "workflow"]));
+    // The lease is read from the attempt that carries it (decision 007).
+    expect(fenceline.find((o) => o.kind === "relation v")?.names).toEqual(expect.arrayContaining(["lease", "lease_history"]));
     expect(fenceline.find((o) => o.kind === "function")?.names).toContain("fl_current_epoch");
     expect(fenceline.find((o) => o.kind === "enum")?.names).toContain("step_state");
   });
@@ -146,7 +148,7 @@ test("a schema of another name holds every object and the migration history; no 
 
   const after = await outsider(url, objectsBySchema);
   expect(after.filter((o) => o.schema !== "acme_jobs")).toEqual(fresh);
-  expect(after.filter((o) => o.schema === "acme_jobs").map((o) => o.kind).sort()).toEqual(["enum", "function", "relation S", "relation i", "relation r"]);
+  expect(after.filter((o) => o.schema === "acme_jobs").map((o) => o.kind).sort()).toEqual(["enum", "function", "relation S", "relation i", "relation r", "relation v"]);
   expect((await migrationStatus(url, { schema: "acme_jobs" })).history).toBeNull();
 
   // Prisma Client qualifies its queries with the adapter's schema.
@@ -178,7 +180,7 @@ test("a database migrated before the engine had its own schema moves into it, ro
       SELECT id, 'only', 0, 'pure', 'noop', 'pure', '{}', 'sha256:old', 'leased', 1, 5 FROM w RETURNING id
     )
     INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind)
-    SELECT id, 1, 1, gen_random_uuid(), 'acquired' FROM s`);
+    SELECT id, 1, 1, gen_random_uuid(), 'renewed' FROM s`);
   const counts = "SELECT (SELECT count(*)::int FROM workflow) AS workflows, (SELECT count(*)::int FROM lease_event) AS events, (SELECT max(id)::int FROM lease_event) AS last_event";
   const [kept] = (await old.query(counts)).rows;
 
