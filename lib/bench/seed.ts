@@ -1,6 +1,7 @@
 /**
  * A seeded history for the dashboard reads: at scale 1, 250,000 workflows of 4 steps (1M steps),
- * 1.05M attempts and leases, 10M lease events, about 1M receipts, 50,000 recovery decisions and
+ * 1.05M attempts (each carrying its lease), 10M lease events (8M written, the rest the attempts'
+ * starts and ends), about 1M receipts, 50,000 recovery decisions and
  * 10,000 review cases, spread over the last 30 days (newest last). Every row is written by
  * set-based SQL (`INSERT … SELECT generate_series`); secondary indexes are dropped for the load
  * and rebuilt from their own definitions, then the tables are vacuumed and analysed, as autovacuum
@@ -106,7 +107,7 @@ async function generate(client: pg.Client, workflows: number, log: (line: string
   const session = (n: string) => uuidOf("session", `(${n}) % 16`);
   const steps = (alias = "n") => `generate_series(0, ${S - 1}) AS ${alias}`;
 
-  const tables = ["workflow", "step", "attempt", "lease", "lease_event", "receipt", "recovery_decision", "review_case"];
+  const tables = ["workflow", "step", "attempt", "lease_event", "receipt", "recovery_decision", "review_case"];
   const { rows: indexes } = await client.query<{ indexname: string; indexdef: string }>(
     `SELECT i.indexname, i.indexdef FROM pg_indexes i
      WHERE i.schemaname = current_schema() AND i.tablename = ANY($1)
@@ -158,11 +159,16 @@ async function generate(client: pg.Client, workflows: number, log: (line: string
   const isLast = `(t = CASE WHEN ${twoAttempts("n")} THEN 2 ELSE 1 END)`;
   const finished = `(NOT ${inFlight("n")} AND NOT ${openReview("n")})`;
   const attemptStart = `(${stepCreated("n")} + (t - 1) * interval '20 seconds')`;
+  const readyAgain = `(${isLast} AND ${inFlight("n")} AND n % 2 = 1)`;
+  // Each attempt carries its lease (decision 007): the first of two expired, the last of a
+  // finished step ended with its receipt, one under review expired, one of a step that is ready
+  // again was handed back, and one of a leased step is open.
   await timed(
-    "attempts",
+    "attempts and their leases",
     `INSERT INTO attempt (id, step_id, workflow_id, fencing_term, epoch, owner_session_id, mode, request_identity, input_digest,
                           adapter_version, checkpoint, deadline_at, created_at, invocation_began_at, response_observed_at,
-                          external_reference, observed_result, outcome, outcome_reason, ended_at)
+                          external_reference, observed_result, outcome, outcome_reason, ended_at,
+                          policy_version, renewed_at, expires_at, checkpoint_version, end_reason)
      SELECT ${uuidOf("a", "n || '.' || t")}, ${uuidOf("s", "n")}, ${uuidOf("w", `n / ${STEPS_PER_WORKFLOW}`)}, t, 1, ${session("n + t")},
             CASE WHEN t = 1 THEN 'execute' ELSE 'retry_same_identity' END::attempt_mode, 'fl-' || n, md5('step' || n), '1',
             CASE WHEN NOT ${isLast} THEN 'invocation_began' WHEN ${finished} THEN 'receipt_committed' WHEN ${openReview("n")} THEN 'invocation_began'
@@ -171,26 +177,19 @@ async function generate(client: pg.Client, workflows: number, log: (line: string
             CASE WHEN ${isLast} AND ${finished} THEN ${attemptStart} + interval '2 seconds' END,
             CASE WHEN ${isLast} AND ${finished} THEN 'ext-' || n END,
             CASE WHEN ${isLast} AND ${finished} THEN '{"ok":true}'::jsonb END,
-            CASE WHEN NOT ${isLast} THEN 'lease_lost' WHEN ${finished} THEN 'effect' END::attempt_outcome,
-            CASE WHEN NOT ${isLast} THEN 'lease expired' END,
-            CASE WHEN NOT ${isLast} OR ${finished} THEN ${attemptStart} + interval '15 seconds' END
-     FROM ${attempts}`,
-  );
-  await timed(
-    "leases",
-    `INSERT INTO lease (step_id, fencing_term, epoch, workflow_id, attempt_id, owner_session_id, policy_version, leased_at, renewed_at,
-                        expires_at, checkpoint_version, ended_at, end_reason)
-     SELECT ${uuidOf("s", "n")}, t, 1, ${uuidOf("w", `n / ${STEPS_PER_WORKFLOW}`)}, ${uuidOf("a", "n || '.' || t")}, ${session("n + t")}, 1,
-            ${attemptStart}, ${attemptStart} + interval '9 seconds',
+            CASE WHEN NOT ${isLast} THEN 'lease_lost' WHEN ${finished} THEN 'effect' WHEN ${readyAgain} THEN 'released' END::attempt_outcome,
+            CASE WHEN NOT ${isLast} THEN 'lease expired' WHEN ${readyAgain} THEN 'no adapter capacity' END,
+            CASE WHEN ${finished} AND ${isLast} THEN ${attemptStart} + interval '15 seconds'
+                 WHEN NOT ${isLast} OR ${openReview("n")} OR ${readyAgain} THEN ${attemptStart} + interval '19 seconds' END,
+            1, ${attemptStart} + interval '9 seconds',
             CASE WHEN ${isLast} AND ${inFlight("n")} AND n % 2 = 0 THEN now() + interval '10 seconds' ELSE ${attemptStart} + interval '19 seconds' END,
             CASE WHEN ${isLast} AND ${finished} THEN 5 ELSE 3 END,
-            CASE WHEN NOT ${isLast} THEN ${attemptStart} + interval '19 seconds' WHEN ${finished} THEN ${attemptStart} + interval '15 seconds'
-                 WHEN ${openReview("n")} THEN ${attemptStart} + interval '19 seconds' END,
-            CASE WHEN NOT ${isLast} OR ${openReview("n")} THEN 'expired' WHEN ${finished} THEN 'receipt' END::lease_end_reason
-     FROM ${attempts}
-     WHERE NOT (${isLast} AND ${inFlight("n")} AND n % 2 = 1)`,
+            CASE WHEN NOT ${isLast} OR ${openReview("n")} THEN 'expired' WHEN ${finished} THEN 'receipt' WHEN ${readyAgain} THEN 'released'
+                 END::lease_end_reason
+     FROM ${attempts}`,
   );
-  // Ten events per step: see the module header. Event e (0-9) of step n.
+  // Ten events per step: see the module header. Event e (0-9) of step n; `acquired` and
+  // `released` are not written but read from the attempt, as the engine does.
   await timed(
     "lease events",
     `INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, reason, expires_at, at)
@@ -206,7 +205,8 @@ async function generate(client: pg.Client, workflows: number, log: (line: string
               CASE WHEN ${twoAttempts("n")} AND e = 4 THEN 'expired' WHEN e = 9 THEN 'receipt committed' END AS reason,
               CASE WHEN ${twoAttempts("n")} THEN (e % 5) * 3 ELSE e * 1.5 END::float8 AS offset_s
        FROM generate_series(0, ${EVENTS_PER_STEP - 1}) AS e
-     ) v`,
+     ) v
+     WHERE v.kind NOT IN ('acquired', 'released')`,
   );
   await timed(
     "receipts",

@@ -131,7 +131,9 @@ test("the engine runs beside an adopter's own step, lease and attempt tables, an
   await outsider(url, async (client) => {
     expect(await adopters(client)).toEqual(before);
     const fenceline = (await objectsBySchema(client)).filter((o) => o.schema === "fenceline");
-    expect(fenceline.find((o) => o.kind === "relation r")?.names).toEqual(expect.arrayContaining(["_prisma_migrations", "attempt", "lease", "receipt", "step", "workflow"]));
+    expect(fenceline.find((o) => o.kind === "relation r")?.names).toEqual(expect.arrayContaining(["_prisma_migrations", "attempt", "receipt", "step", "workflow"]));
+    // The lease is read from the attempt that carries it (decision 007).
+    expect(fenceline.find((o) => o.kind === "relation v")?.names).toEqual(expect.arrayContaining(["lease", "lease_history"]));
     expect(fenceline.find((o) => o.kind === "function")?.names).toContain("fl_current_epoch");
     expect(fenceline.find((o) => o.kind === "enum")?.names).toContain("step_state");
   });
@@ -150,6 +152,8 @@ test("a schema of another name holds every object and the migration history; no 
     "enum", "function",
     // I and p: the partitioned history tables and their indexes (decision 017).
     "relation I", "relation S", "relation i", "relation p", "relation r",
+    // v: the lease and lease_history views over attempt (decision 007).
+    "relation v",
   ]);
   expect((await migrationStatus(url, { schema: "acme_jobs" })).history).toBeNull();
 
@@ -182,7 +186,7 @@ test("a database migrated before the engine had its own schema moves into it, ro
       SELECT id, 'only', 0, 'pure', 'noop', 'pure', '{}', 'sha256:old', 'leased', 1, 5 FROM w RETURNING id
     )
     INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind)
-    SELECT id, 1, 1, gen_random_uuid(), 'acquired' FROM s`);
+    SELECT id, 1, 1, gen_random_uuid(), 'renewed' FROM s`);
   const counts = "SELECT (SELECT count(*)::int FROM workflow) AS workflows, (SELECT count(*)::int FROM lease_event) AS events, (SELECT max(id)::int FROM lease_event) AS last_event";
   const [kept] = (await old.query(counts)).rows;
 
@@ -200,4 +204,53 @@ test("a database migrated before the engine had its own schema moves into it, ro
   const [next] = (await pool.query("SELECT min(id)::int AS first_new FROM lease_event WHERE id > $1", [kept.last_event])).rows;
   expect(next.first_new).toBe(kept.last_event + 1);
   await expect(pool.query("UPDATE lease_event SET reason = 'x'")).rejects.toThrow(/append-only/);
+});
+
+test("moving the lease onto its attempt keeps every lease and reads the converted events from the attempt", async () => {
+  const url = await emptyDatabase();
+  const before = await mkdtemp(path.join(tmpdir(), "fenceline-migrations-"));
+  cleanups.push(() => rm(before, { recursive: true, force: true }));
+  for (const name of (await readdir(MIGRATIONS_DIR)).filter((n) => n < "20261204200000")) {
+    await cp(path.join(MIGRATIONS_DIR, name), path.join(before, name), { recursive: true });
+  }
+  await deployMigrations(url, { migrationsDir: before });
+  const pool = poolFor(url, "fenceline");
+  // What the engine wrote before: a step whose first lease ended with its receipt after a
+  // renewal, with its attempt, its lease and that lease's three events.
+  await pool.query(`
+    WITH w AS (
+      INSERT INTO workflow (kind, input, input_digest, requester, tracking_token, steps_remaining)
+      VALUES ('old', '{}', 'sha256:old', 'test', 'old-token-0123456789abcdefghijkl', 1) RETURNING id
+    ), s AS (
+      INSERT INTO step (workflow_id, name, position, adapter, adapter_version, operation, step_class, input_digest, state, fencing_term, attempt_budget)
+      SELECT id, 'only', 0, 'pure', '1', 'noop', 'pure', 'sha256:old', 'completed', 1, 5 FROM w RETURNING id, workflow_id
+    ), a AS (
+      INSERT INTO attempt (step_id, workflow_id, fencing_term, epoch, owner_session_id, mode, input_digest, checkpoint, deadline_at,
+                           created_at, outcome, ended_at)
+      SELECT id, workflow_id, 1, 1, '11111111-1111-4111-8111-111111111111', 'execute', 'sha256:old', 'receipt_committed',
+             '2026-11-30T10:05:00Z', '2026-11-30T10:00:00Z', 'effect', '2026-11-30T10:00:40Z' FROM s RETURNING id, step_id, workflow_id
+    ), l AS (
+      INSERT INTO lease (step_id, fencing_term, epoch, workflow_id, attempt_id, owner_session_id, policy_version, leased_at, renewed_at,
+                         expires_at, checkpoint_version, ended_at, end_reason)
+      SELECT step_id, 1, 1, workflow_id, id, '11111111-1111-4111-8111-111111111111', 3, '2026-11-30T10:00:00Z', '2026-11-30T10:00:20Z',
+             '2026-11-30T10:00:50Z', 4, '2026-11-30T10:00:40Z', 'receipt' FROM a
+    )
+    INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, reason, expires_at, at)
+    SELECT step_id, 1, 1, '11111111-1111-4111-8111-111111111111', v.kind::lease_event_kind, v.reason, v.expires_at::timestamptz, v.at::timestamptz
+    FROM a, (VALUES ('acquired', NULL, '2026-11-30T10:00:30Z', '2026-11-30T10:00:00Z'),
+                    ('renewed', NULL, '2026-11-30T10:00:50Z', '2026-11-30T10:00:20Z'),
+                    ('released', 'receipt committed', NULL, '2026-11-30T10:00:40Z')) AS v(kind, reason, expires_at, at)`);
+  const leases = "SELECT policy_version, leased_at, renewed_at, expires_at, checkpoint_version, ended_at, end_reason, attempt_id = (SELECT id FROM attempt) AS own_attempt FROM lease";
+  const [lease] = (await pool.query(leases)).rows;
+
+  expect(await deployMigrations(url)).toContain("20261204200000_lease_on_the_attempt");
+  expect((await pool.query(leases)).rows).toEqual([lease]);
+  expect((await pool.query("SELECT kind::text FROM lease_event")).rows).toEqual([{ kind: "renewed" }]);
+  const history = (await pool.query("SELECT kind::text, reason, at FROM lease_history ORDER BY at")).rows;
+  expect(history).toEqual([
+    { kind: "acquired", reason: null, at: new Date("2026-11-30T10:00:00Z") },
+    { kind: "renewed", reason: null, at: new Date("2026-11-30T10:00:20Z") },
+    { kind: "released", reason: "receipt committed", at: new Date("2026-11-30T10:00:40Z") },
+  ]);
+  await runTheEngine(pool);
 });

@@ -30,7 +30,7 @@ describe("claim", () => {
     expect(claimed.expiresAt.getTime() - claimed.dbNow.getTime()).toBe(5_000);
     const { rows } = await db.pool.query(
       `SELECT (SELECT count(*)::int FROM lease WHERE step_id = $1 AND ended_at IS NULL) AS open_leases,
-              (SELECT count(*)::int FROM lease_event WHERE step_id = $1 AND kind = 'acquired') AS acquired,
+              (SELECT count(*)::int FROM lease_history WHERE step_id = $1 AND kind = 'acquired') AS acquired,
               (SELECT count(*)::int FROM attempt WHERE step_id = $1 AND fencing_term = 1 AND checkpoint = 'created') AS attempts,
               (SELECT state FROM step WHERE id = $1) AS state`,
       [stepId],
@@ -84,12 +84,14 @@ describe("claim", () => {
     const claimed = await claimOne(db.pool, session);
     await expect(
       db.pool.query(
-        `INSERT INTO lease (step_id, fencing_term, epoch, workflow_id, attempt_id, owner_session_id, policy_version, expires_at)
-         SELECT step_id, fencing_term + 1, epoch, workflow_id, attempt_id, owner_session_id, policy_version, expires_at
-         FROM lease WHERE step_id = $1`,
+        `INSERT INTO attempt (step_id, workflow_id, fencing_term, epoch, owner_session_id, mode, input_digest, deadline_at,
+                              policy_version, expires_at)
+         SELECT step_id, workflow_id, fencing_term + 1, epoch, owner_session_id, mode, input_digest, deadline_at,
+                policy_version, expires_at
+         FROM attempt WHERE step_id = $1`,
         [claimed.stepId],
       ),
-    ).rejects.toThrow(/lease_one_open_per_step/);
+    ).rejects.toThrow(/attempt_one_open_lease_per_step/);
   });
 });
 
@@ -120,7 +122,7 @@ describe("renew", () => {
     expect(result).toMatchObject({ renewed: true });
     if (!result?.renewed) throw new Error("unreachable");
     expect(result.expiresAt.getTime() - result.dbNow.getTime()).toBe(5_000);
-    const { rows } = await db.pool.query("SELECT kind FROM lease_event WHERE step_id = $1 ORDER BY id", [claimed.stepId]);
+    const { rows } = await db.pool.query("SELECT kind FROM lease_history WHERE step_id = $1 ORDER BY at, id", [claimed.stepId]);
     expect(rows.map((r) => r.kind)).toEqual(["acquired", "renewed"]);
   });
 

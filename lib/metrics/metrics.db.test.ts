@@ -28,34 +28,32 @@ async function seed(pool: import("pg").Pool): Promise<void> {
   const attempt = async (term: number, began: number | null, reference: string | null, observed: number | null) => {
     const result = await pool.query<{ id: string }>(
       `INSERT INTO attempt (step_id, workflow_id, fencing_term, epoch, owner_session_id, mode, input_digest, deadline_at, created_at,
-                            invocation_began_at, external_reference, response_observed_at)
-       VALUES ($1, $2, $3, 1, $4, 'execute', 'd', $5, $5, $6, $7, $8) RETURNING id`,
+                            invocation_began_at, external_reference, response_observed_at, policy_version, expires_at, ended_at, end_reason)
+       VALUES ($1, $2, $3, 1, $4, 'execute', 'd', $5, $5, $6, $7, $8, 1, $5::timestamptz + interval '1 hour', $5::timestamptz + interval '1 hour', 'expired')
+       RETURNING id`,
       [stepId, workflowId, term, SESSION, at(0), began === null ? null : at(began), reference, observed === null ? null : at(observed)],
     );
     return result.rows[0]!.id;
   };
   const first = await attempt(1, 360, "ref-1", 180);
   const second = await attempt(2, null, null, null);
-  const lease = (term: number, attemptId: string, leasedAt: number, expiresAt: number, end: string) =>
-    pool.query(
-      `INSERT INTO lease (step_id, fencing_term, epoch, workflow_id, attempt_id, owner_session_id, policy_version, leased_at, expires_at, ended_at, end_reason)
-       VALUES ($1, $2, 1, $3, $4, $5, 1, $6, $7, $7, $8)`,
-      [stepId, term, workflowId, attemptId, SESSION, at(leasedAt), at(expiresAt), end],
-    );
-  await lease(1, first, 240, 270, "expired");
-  await lease(2, second, 100, 130, "receipt");
-  const event = (kind: string, seconds: number, term = 1) =>
-    pool.query(`INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, at) VALUES ($1, $2, 1, $3, $4, $5)`, [
-      stepId, term, SESSION, kind, at(seconds),
+  // Each attempt carries its lease; the lease's start is its `acquired` event and an end with a
+  // receipt its `released` one.
+  const lease = (attemptId: string, leasedAt: number, expiresAt: number, end: string) =>
+    pool.query(`UPDATE lease SET leased_at = $2, expires_at = $3, ended_at = $3, end_reason = $4 WHERE attempt_id = $1`, [
+      attemptId, at(leasedAt), at(expiresAt), end,
     ]);
-  await event("acquired", 30);
-  await event("acquired", 90);
-  await event("acquired", 95);
-  await event("acquired", -60); // before the range
+  await lease(first, 240, 270, "expired");
+  await lease(second, 100, 130, "receipt"); // released at 130
+  await lease(await attempt(3, null, null, null), -60, -30, "expired"); // before the range
+  await lease(await attempt(4, null, null, null), 30, 45, "expired");
+  const event = (kind: string, seconds: number) =>
+    pool.query(`INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, at) VALUES ($1, 1, 1, $2, $3, $4)`, [
+      stepId, SESSION, kind, at(seconds),
+    ]);
   for (const s of [40, 41, 42]) await event("renewed", s);
   await event("renewal_refused", 100);
   await event("expiry_observed", 300); // lease 1: leased at 240, expired at 270 → age 60 s, lag 30 s
-  await event("released", 120, 2); // lease 2 ended with its receipt
   await event("revoked", 200);
 
   const decision = (category: string, trigger: string, seconds: number, evidence: object) =>
@@ -112,7 +110,7 @@ describe("metric series", () => {
       "recovery_decisions_by_capability", "open_review_cases",
     ]);
     expect(series("lease_acquisitions").points).toHaveLength(10);
-    expect(column("lease_acquisitions", "acquired")).toEqual([1, 2, 0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(column("lease_acquisitions", "acquired")).toEqual([1, 1, 0, 0, 1, 0, 0, 0, 0, 0]);
     expect(series("lease_acquisitions").total).toEqual({ acquired: 3 });
     expect(series("lease_renewals").total).toEqual({ renewed: 3 });
     expect(series("lease_renewal_refusals").total).toEqual({ renewal_refused: 1 });

@@ -18,7 +18,7 @@ export const leaseChurn: NamedSql = {
   text: `
 WITH event AS MATERIALIZED (
   SELECT date_bin($3::interval, le.at, $1::timestamptz) AS bucket, le.kind, le.at, le.step_id, le.fencing_term
-  FROM lease_event le
+  FROM lease_history le
   WHERE le.at >= $1 AND le.at < $2
     AND le.kind IN ('acquired', 'renewed', 'renewal_refused', 'expiry_observed', 'revoked', 'released')
 ),

@@ -144,7 +144,7 @@ test("the figures of a system in motion, each linking to the list of exactly wha
 
   // The last hour's churn and uncertainty, each line the sum of its points.
   const churn = Object.fromEntries(overview.churn.lines.map((line) => [line.id, line.total]));
-  const { rows: events } = await db.pool.query<{ kind: string; n: number }>("SELECT kind::text, count(*)::int AS n FROM lease_event GROUP BY kind");
+  const { rows: events } = await db.pool.query<{ kind: string; n: number }>("SELECT kind::text, count(*)::int AS n FROM lease_history WHERE at > now() - interval '1 hour' GROUP BY kind");
   const eventCount = (kind: string) => events.find((row) => row.kind === kind)?.n ?? 0;
   expect(churn).toEqual({ lease_acquisitions: eventCount("acquired"), lease_renewal_refusals: 0, lease_expiries: eventCount("expiry_observed"), lease_revocations: 0 });
   expect(churn.lease_expiries).toBe(2);

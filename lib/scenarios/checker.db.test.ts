@@ -28,26 +28,31 @@ test("a clean database passes, and rows that break invariants 1–8 are each rep
   const attempt = async (step: { workflowId: string; stepId: string }, term: number, checkpoint: string, identity: string | null) => {
     const id = randomUUID();
     await db.pool.query(
-      `INSERT INTO attempt (id, step_id, workflow_id, fencing_term, epoch, owner_session_id, mode, request_identity, input_digest, checkpoint, deadline_at, invocation_began_at)
-       VALUES ($1, $2, $3, $4, 1, $5, 'execute', $6, 'd', $7::attempt_checkpoint, now() + interval '1 minute', CASE WHEN $7::text <> 'created' THEN now() END)`,
+      `INSERT INTO attempt (id, step_id, workflow_id, fencing_term, epoch, owner_session_id, mode, request_identity, input_digest, checkpoint, deadline_at, invocation_began_at,
+                            policy_version, expires_at, ended_at, end_reason)
+       VALUES ($1, $2, $3, $4, 1, $5, 'execute', $6, 'd', $7::attempt_checkpoint, now() + interval '1 minute', CASE WHEN $7::text <> 'created' THEN now() END,
+               1, now() + interval '10 seconds', now(), 'expired')`,
       [id, step.stepId, step.workflowId, term, session, identity, checkpoint],
     );
     return id;
   };
-  const lease = (step: { workflowId: string; stepId: string }, term: number, attemptId: string, endReason: string | null) =>
+  const lease = (attemptId: string, endReason: string | null) =>
+    // The attempt carries its lease: written ended (so that several terms can exist), then opened
+    // or given its end here.
     db.pool.query(
-      `INSERT INTO lease (step_id, fencing_term, epoch, workflow_id, attempt_id, owner_session_id, policy_version, leased_at, expires_at, ended_at, end_reason)
-       VALUES ($1, $2, 1, $3, $4, $5, 1, now() - interval '1 second', now() + interval '10 seconds', CASE WHEN $6::text IS NULL THEN NULL ELSE now() END, $6::lease_end_reason)`,
-      [step.stepId, term, step.workflowId, attemptId, session, endReason],
+      `UPDATE lease SET leased_at = now() - interval '1 second', expires_at = now() + interval '10 seconds',
+                        ended_at = CASE WHEN $2::text IS NULL THEN NULL ELSE now() END, end_reason = $2::lease_end_reason
+       WHERE attempt_id = $1`,
+      [attemptId, endReason],
     );
 
   // Fenced step: term 1 "expired" but still inside its TTL while term 2 was granted (1), with no
   // recovery decision (3); term 1 invoked without an identity (4); a receipt from term 1 after
   // term 2 existed (2); the step is not completed although it has a receipt (5).
   const first = await attempt(fenced!, 1, "invocation_began", null);
-  await lease(fenced!, 1, first, "expired");
+  await lease(first, "expired");
   const second = await attempt(fenced!, 2, "created", null);
-  await lease(fenced!, 2, second, null);
+  await lease(second, null);
   await db.pool.query(
     `INSERT INTO receipt (workflow_id, step_id, attempt_id, input_digest, verification_method, fencing_term, epoch)
      VALUES ($1, $2, $3, 'd', 'direct_response', 1, 1)`,
@@ -55,9 +60,9 @@ test("a clean database passes, and rows that break invariants 1–8 are each rep
   );
   // Opaque step invoked twice (7), its unknown outcome outside review (5, 7).
   const opaqueFirst = await attempt(opaque!, 1, "invocation_began", "fl-x");
-  await lease(opaque!, 1, opaqueFirst, "failed");
+  await lease(opaqueFirst, "failed");
   const opaqueSecond = await attempt(opaque!, 2, "invocation_began", "fl-x");
-  await lease(opaque!, 2, opaqueSecond, "failed");
+  await lease(opaqueSecond, "failed");
   // The destination applied one identity twice (6) and accepted an older term after a newer one (2).
   await db.pool.query(
     `INSERT INTO destination.effect (kind, resource, request_identity, epoch, term, payload_digest, external_reference, result)

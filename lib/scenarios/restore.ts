@@ -46,7 +46,6 @@ const ENGINE_TABLES = [
   "step",
   "step_dependency",
   "attempt",
-  "lease",
   "lease_event",
   "receipt",
   "late_observation",

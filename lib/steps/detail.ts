@@ -79,7 +79,7 @@ export async function readStepDetail(pool: StaffReadable, stepId: string): Promi
       renewals: own.filter((event) => event.kind === "renewed").length,
       renewalRefusals: own.filter((event) => event.kind === "renewal_refused").length,
       events: own.map((event) => ({
-        id: num(event.id),
+        id: str(event.id),
         kind: event.kind as LeaseTermView["events"][number]["kind"],
         ownerSessionId: str(event.owner_session_id),
         reason: strOrNull(event.reason),

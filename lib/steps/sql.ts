@@ -32,7 +32,7 @@ WHERE ($1::step_state IS NULL OR s.state = $1)
   AND ($5::boolean IS NULL OR $5 = EXISTS (SELECT 1 FROM fencing_rejection fr WHERE fr.step_id = s.id))
   AND ($6::boolean IS NULL OR $6 = EXISTS (SELECT 1 FROM late_observation lo WHERE lo.step_id = s.id))
   AND ($7::lease_event_kind IS NULL OR EXISTS (
-        SELECT 1 FROM lease_event le WHERE le.step_id = s.id AND le.kind = $7
+        SELECT 1 FROM lease_history le WHERE le.step_id = s.id AND le.kind = $7
           AND ($9::timestamptz IS NULL OR le.at >= $9) AND ($10::timestamptz IS NULL OR le.at < $10)))
   AND ($8::recovery_category IS NULL OR EXISTS (
         SELECT 1 FROM recovery_decision rd WHERE rd.step_id = s.id AND rd.category = $8
@@ -82,10 +82,13 @@ export const readLeases: NamedSql = {
   text: `SELECT * FROM lease WHERE step_id = $1 ORDER BY fencing_term`,
 };
 
-/** Lease events of step $1 in the order they were written. */
+/**
+ * Lease events of step $1 in the order they happened: those written, and `acquired` and
+ * `released`, which are the attempt's start and end.
+ */
 export const readLeaseEvents: NamedSql = {
   name: "fl_eng_read_lease_events",
-  text: `SELECT * FROM lease_event WHERE step_id = $1 ORDER BY at, id`,
+  text: `SELECT * FROM lease_history WHERE step_id = $1 ORDER BY at, id`,
 };
 
 export const readAttempts: NamedSql = {

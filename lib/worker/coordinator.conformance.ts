@@ -125,7 +125,7 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
       expect(ended).toEqual({ stepId: lease.stepId, renewed: false, reason: "lease_ended" });
       expect(await a.coordinator.renew(a.sessionId, [])).toEqual([]);
 
-      const events = await rows(db.pool, "SELECT kind::text, reason FROM lease_event WHERE step_id = $1 ORDER BY id", [lease.stepId]);
+      const events = await rows(db.pool, "SELECT kind::text, reason FROM lease_history WHERE step_id = $1 ORDER BY at, id", [lease.stepId]);
       expect(events.map((e) => e.kind)).toEqual(["acquired", "renewed", "renewal_refused", "released", "renewal_refused"]);
     });
 

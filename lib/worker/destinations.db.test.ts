@@ -200,7 +200,7 @@ describe("answers that say nothing was applied", () => {
     await startWorker(db.pool, destination).start();
     await vi.waitFor(async () => {
       const { rows } = await db.pool.query(
-        `SELECT count(*)::int AS n FROM lease_event WHERE step_id = $1 AND kind = 'released' AND reason LIKE 'waiting: %rate limited%'`,
+        `SELECT count(*)::int AS n FROM lease_history WHERE step_id = $1 AND kind = 'released' AND reason LIKE 'waiting: %rate limited%'`,
         [stepId],
       );
       expect(rows[0].n).toBeGreaterThanOrEqual(2);

@@ -1,6 +1,6 @@
 /**
  * The lease-authority guard, written once. A fenced write is accepted only while the lease it
- * presents is the one that governs the step: same step and fencing term, owned by the presenting
+ * presents (kept on its attempt's row) is the one that governs the step: same step and fencing term, owned by the presenting
  * session, open (not ended), unexpired on the database clock, of the current epoch, and its
  * workflow still active. Each fenced statement interpolates `holdsAuthority` into its WHERE
  * clause when its module loads, so every statement's text stays constant and is prepared once
@@ -27,7 +27,7 @@
 import type { RenewalRefusalReason } from "../vocabulary";
 
 export type AuthorityTerms = {
-  /** Alias of the lease row the statement reads or updates. */
+  /** Alias of the row carrying the lease (its attempt's) that the statement reads or updates. */
   readonly lease: string;
   /** SQL expressions for what the writer presents. */
   readonly owner: string;

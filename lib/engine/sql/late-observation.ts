@@ -10,8 +10,8 @@ export const postLateObservation: NamedSql = {
   text: `
 INSERT INTO late_observation (step_id, attempt_id, fencing_term, epoch, operation, request_identity,
                               external_reference, result)
-SELECT l.step_id, l.attempt_id, l.fencing_term, l.epoch, $4, a.request_identity, $5, $6::jsonb
-FROM lease l JOIN attempt a ON a.id = l.attempt_id
-WHERE l.step_id = $2 AND l.fencing_term = $3 AND l.owner_session_id = $1
+SELECT a.step_id, a.id, a.fencing_term, a.epoch, $4, a.request_identity, $5, $6::jsonb
+FROM attempt a
+WHERE a.step_id = $2 AND a.fencing_term = $3 AND a.owner_session_id = $1
 RETURNING id`,
 };

@@ -1,8 +1,9 @@
 /**
  * Lease statements. Every one is judged by the database clock (now()). Renewal and release carry
- * the authority guard (./authority.ts) in their WHERE clause. The lease row is the serialisation
- * point: every fenced write locks it first, so a concurrent recovery or renewal of the same lease
- * waits and re-checks.
+ * the authority guard (./authority.ts) in their WHERE clause. The lease lives on its attempt's row
+ * (alias \`l\` below), and that row is the serialisation point: every fenced write locks it first,
+ * so a concurrent recovery or renewal of the same lease waits and re-checks. A release is the
+ * lease's `released` event; only renewals and refusals are written as lease events here.
  */
 import type { NamedSql } from "../db";
 import { sqlWord, type Checkpoint, type RenewalRefusalReason } from "../vocabulary";
@@ -16,8 +17,9 @@ export const MAX_TERM = "9223372036854775807";
 
 /**
  * Claims up to `limit` ready steps for session $1 among the workflow versions it serves ($2
- * kinds, $3 versions, pairwise). Each claim bumps the step's fencing term and writes the lease,
- * an `acquired` lease event and a new attempt, all in this one statement. The lease never reaches past the attempt deadline minus its grace. Nothing is
+ * kinds, $3 versions, pairwise). Each claim bumps the step's fencing term and writes a new attempt
+ * carrying its lease, in this one statement; the lease's `acquired` event is the attempt's start.
+ * The lease never reaches past the attempt deadline minus its grace. Nothing is
  * claimed while an epoch transition is in progress, nor for a destination left blocked by one.
  *
  * The limit is part of the text, one prepared statement per limit: with a parameter there,
@@ -69,24 +71,13 @@ policy AS (
   FROM claimed c JOIN step_class sc ON sc.name = c.step_class JOIN workflow w ON w.id = c.workflow_id
 ),
 new_attempt AS (
+  -- The attempt row carries the lease: one row per claim.
   INSERT INTO attempt (step_id, workflow_id, fencing_term, epoch, owner_session_id, mode,
-                       request_identity, input_digest, deadline_at)
-  SELECT id, workflow_id, fencing_term, epoch, $1, next_mode, request_identity, input_digest, deadline_at
+                       request_identity, input_digest, deadline_at, policy_version, expires_at)
+  SELECT id, workflow_id, fencing_term, epoch, $1, next_mode, request_identity, input_digest, deadline_at,
+         policy_version, least(now() + lease_ttl_ms * ${MS}, deadline_at - grace_ms * ${MS})
   FROM policy
-  RETURNING id, step_id
-),
-new_lease AS (
-  INSERT INTO lease (step_id, fencing_term, epoch, workflow_id, attempt_id, owner_session_id,
-                     policy_version, expires_at)
-  SELECT p.id, p.fencing_term, p.epoch, p.workflow_id, a.id, $1, p.policy_version,
-         least(now() + p.lease_ttl_ms * ${MS}, p.deadline_at - p.grace_ms * ${MS})
-  FROM policy p JOIN new_attempt a ON a.step_id = p.id
-  RETURNING step_id, attempt_id, expires_at, checkpoint_version
-),
-acquired AS (
-  INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, expires_at)
-  SELECT p.id, p.fencing_term, p.epoch, $1, 'acquired', l.expires_at
-  FROM policy p JOIN new_lease l ON l.step_id = p.id
+  RETURNING id AS attempt_id, step_id, expires_at, checkpoint_version
 )
 SELECT p.id AS step_id, p.workflow_id, p.kind, p.version AS workflow_version, p.name AS step_name, p.fencing_term,
        p.epoch, l.attempt_id, p.next_mode AS mode, p.request_identity, p.input, p.input_digest, p.adapter,
@@ -96,7 +87,7 @@ SELECT p.id AS step_id, p.workflow_id, p.kind, p.version AS workflow_version, p.
        (SELECT coalesce(jsonb_object_agg(d.name, r.observed_result), '{}')
         FROM step_dependency sd JOIN step d ON d.id = sd.depends_on_step_id JOIN receipt r ON r.step_id = d.id
         WHERE sd.step_id = p.id) AS dependency_results
-FROM policy p JOIN new_lease l ON l.step_id = p.id`,
+FROM policy p JOIN new_attempt l ON l.step_id = p.id`,
   };
 }
 
@@ -116,25 +107,24 @@ WITH request AS (
 held AS (
   -- Locks each presented lease and reads its latest version: a revoke or expiry that commits
   -- while this waits is then named as such below, not guessed from an older snapshot.
-  SELECT l.* FROM lease l JOIN request r ON l.step_id = r.step_id AND l.fencing_term = r.fencing_term
+  SELECT l.* FROM attempt l JOIN request r ON l.step_id = r.step_id AND l.fencing_term = r.fencing_term
   ORDER BY l.step_id
   FOR UPDATE OF l
 ),
 renewed AS (
-  UPDATE lease l
+  UPDATE attempt l
   SET renewed_at = now(),
-      expires_at = least(now() + sc.lease_ttl_ms * ${MS}, a.deadline_at - sc.grace_ms * ${MS})
-  FROM held h, request r, attempt a, step s, step_class sc
+      expires_at = least(now() + sc.lease_ttl_ms * ${MS}, l.deadline_at - sc.grace_ms * ${MS})
+  FROM held h, request r, step s, step_class sc
   -- Joining the locked rows makes the lock come first; the guard then names the lease to renew.
   WHERE h.step_id = r.step_id
     AND h.fencing_term = r.fencing_term
     AND ${holdsAuthority({ lease: "l", owner: "$1", step: "r.step_id", term: "r.fencing_term" })}
     AND l.checkpoint_version = r.checkpoint_version
-    AND a.id = l.attempt_id
     AND s.id = l.step_id
     AND sc.name = s.step_class
     AND l.policy_version = sc.policy_version
-    AND now() < a.deadline_at - sc.grace_ms * ${MS}
+    AND now() < l.deadline_at - sc.grace_ms * ${MS}
   RETURNING l.step_id, l.fencing_term, l.epoch, l.expires_at
 ),
 refused AS (
@@ -142,7 +132,7 @@ refused AS (
          CASE ${refusalCases({ lease: "l", stepRow: "s", workflowRow: "w", owner: "$1", term: "r.fencing_term" })}
            WHEN l.policy_version <> sc.policy_version THEN ${reason("policy_changed")}
            WHEN l.checkpoint_version <> r.checkpoint_version THEN ${reason("checkpoint_version_mismatch")}
-           WHEN now() >= a.deadline_at - sc.grace_ms * ${MS} THEN ${reason("deadline_reached")}
+           WHEN now() >= l.deadline_at - sc.grace_ms * ${MS} THEN ${reason("deadline_reached")}
            ELSE ${reason("changed_while_renewing")}
          END AS reason
   FROM request r
@@ -150,7 +140,6 @@ refused AS (
   JOIN step_class sc ON sc.name = s.step_class
   JOIN workflow w ON w.id = s.workflow_id
   LEFT JOIN held l ON l.step_id = r.step_id AND l.fencing_term = r.fencing_term
-  LEFT JOIN attempt a ON a.id = l.attempt_id
   WHERE NOT EXISTS (SELECT 1 FROM renewed x WHERE x.step_id = r.step_id)
 ),
 events AS (
@@ -175,23 +164,14 @@ export const releaseLease: NamedSql = {
   name: "fl_release_lease",
   text: `
 WITH authority AS (
-  UPDATE lease l
-  SET ended_at = now(), end_reason = 'released'
+  -- Ends the lease and concludes its attempt: one row.
+  UPDATE attempt l
+  SET ended_at = now(), end_reason = 'released', outcome = 'released', outcome_reason = $4,
+      observed_effect = CASE WHEN l.checkpoint = 'invocation_began' THEN 'absent'::effect_observation ELSE l.observed_effect END
   WHERE ${holdsAuthority({ lease: "l", owner: "$1", step: "$2", term: "$3" })}
-    AND EXISTS (
-      SELECT 1 FROM attempt a
-      WHERE a.id = l.attempt_id
-        AND (a.checkpoint IN (${checkpoint("created")}, ${checkpoint("identity_persisted")})
-             OR ($6::boolean AND a.checkpoint = ${checkpoint("invocation_began")}))
-    )
-  RETURNING l.step_id, l.fencing_term, l.epoch, l.attempt_id
-),
-attempt_released AS (
-  UPDATE attempt a
-  SET outcome = 'released', outcome_reason = $4, ended_at = now(),
-      observed_effect = CASE WHEN a.checkpoint = 'invocation_began' THEN 'absent'::effect_observation ELSE a.observed_effect END
-  FROM authority au
-  WHERE a.id = au.attempt_id
+    AND (l.checkpoint IN (${checkpoint("created")}, ${checkpoint("identity_persisted")})
+         OR ($6::boolean AND l.checkpoint = ${checkpoint("invocation_began")}))
+  RETURNING l.step_id
 ),
 step_ready AS (
   UPDATE step s
@@ -201,10 +181,6 @@ step_ready AS (
       next_eligible_at = now() + $5::int * ${MS}, state_reason = $4, updated_at = now()
   FROM authority au
   WHERE s.id = au.step_id AND s.state = 'leased'
-),
-released AS (
-  INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, reason)
-  SELECT step_id, fencing_term, epoch, $1, 'released', $4 FROM authority
 )
 SELECT step_id FROM authority`,
 };

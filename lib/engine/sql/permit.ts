@@ -21,8 +21,9 @@ export const acquirePermit: NamedSql = {
   name: "fl_acquire_permit",
   text: `
 WITH authority AS (
-  SELECT l.step_id, l.fencing_term, l.attempt_id
-  FROM lease l
+  SELECT l.step_id, l.fencing_term, l.id AS attempt_id
+  -- The attempt row carries the lease.
+  FROM attempt l
   WHERE ${holdsAuthority({ lease: "l", owner: "$1", step: "$2", term: "$3" })}
   FOR SHARE OF l
 ),

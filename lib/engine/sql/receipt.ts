@@ -4,9 +4,8 @@ import { holdsAuthority } from "./authority";
 /**
  * The fenced half of a batch of receipts from session $1: for each ($2 step, $3 term, $4 outcome,
  * $5 outcome reason, $6 external reference, $7 result) whose lease still holds authority
- * (./authority.ts), ends
- * the lease, concludes the attempt and records the lease's release. Each row is fenced on its own;
- * rows that lose authority simply do not come back.
+ * (./authority.ts), ends the lease and concludes the attempt, in the one row that carries both.
+ * Each row is fenced on its own; rows that lose authority simply do not come back.
  */
 export const concludeAttempts: NamedSql = {
   name: "fl_conclude_attempts",
@@ -15,26 +14,16 @@ WITH request AS (
   SELECT * FROM unnest($2::uuid[], $3::bigint[], $4::attempt_outcome[], $5::text[], $6::text[], $7::jsonb[])
     AS r(step_id, fencing_term, outcome, outcome_reason, external_reference, observed_result)
 ),
-authority AS (
-  UPDATE lease l
-  SET ended_at = now(), end_reason = 'receipt'
+concluded AS (
+  -- The attempt's end is its lease's 'released' event.
+  UPDATE attempt l
+  SET ended_at = now(), end_reason = 'receipt',
+      checkpoint = 'receipt_committed', outcome = r.outcome, outcome_reason = r.outcome_reason,
+      external_reference = coalesce(r.external_reference, l.external_reference),
+      observed_result = coalesce(r.observed_result, l.observed_result)
   FROM request r
   WHERE ${holdsAuthority({ lease: "l", owner: "$1", step: "r.step_id", term: "r.fencing_term" })}
-  RETURNING l.step_id, l.fencing_term, l.epoch, l.attempt_id
-),
-concluded AS (
-  UPDATE attempt a
-  SET checkpoint = 'receipt_committed', outcome = r.outcome, outcome_reason = r.outcome_reason,
-      external_reference = coalesce(r.external_reference, a.external_reference),
-      observed_result = coalesce(r.observed_result, a.observed_result),
-      ended_at = now()
-  FROM authority au JOIN request r ON r.step_id = au.step_id
-  WHERE a.id = au.attempt_id
-  RETURNING a.id, a.step_id, a.outcome
-),
-released AS (
-  INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, reason)
-  SELECT step_id, fencing_term, epoch, $1, 'released', 'receipt committed' FROM authority
+  RETURNING l.id, l.step_id, l.outcome
 )
 SELECT c.id AS attempt_id, c.step_id, c.outcome FROM concluded c`,
 };
@@ -63,12 +52,15 @@ written AS (
          coalesce(r.external_reference, a.external_reference), coalesce(r.observed_result, a.observed_result),
          r.verification_method, a.fencing_term, a.epoch
   FROM request r JOIN attempt a ON a.id = r.attempt_id
-  RETURNING id, step_id, workflow_id
+  -- By primary key whatever the statistics say: planned while the table was small, the generic
+  -- plan hashed a scan of every attempt, a cost that grew with the table.
+  WHERE a.id = ANY($1::uuid[])
+  RETURNING id, step_id, workflow_id, attempt_id
 ),
 step_done AS (
   UPDATE step s
   SET state = r.step_state, completed_at = now(), updated_at = now(), state_reason = NULL
-  FROM written w JOIN attempt a ON a.step_id = w.step_id JOIN request r ON r.attempt_id = a.id
+  FROM written w JOIN request r ON r.attempt_id = w.attempt_id
   WHERE s.id = w.step_id
   RETURNING s.id, s.workflow_id
 ),

@@ -1,5 +1,5 @@
 /**
- * Recovery statements. The scan locks a bounded batch of expired open leases (SKIP LOCKED, so
+ * Recovery statements. The scan locks a bounded batch of expired open leases (on their attempts' rows) (SKIP LOCKED, so
  * several scanners share the work without overlap), reads each attempt's durable evidence and
  * the registered contract of the adapter it called, and the caller decides in
  * lib/engine/recovery-rules.ts. Every write that follows is guarded again
@@ -10,11 +10,11 @@ import { holdsAuthority } from "./authority";
 import { contractColumn } from "./contract";
 
 const evidenceColumns = `
-  l.step_id, l.fencing_term, l.epoch, l.attempt_id, l.expires_at, l.owner_session_id, l.workflow_id,
+  a.step_id, a.fencing_term, a.epoch, a.id AS attempt_id, a.expires_at, a.owner_session_id, a.workflow_id,
   a.checkpoint, a.mode, a.request_identity, a.external_reference, a.observed_result, a.observed_effect,
   EXISTS (
     SELECT 1 FROM attempt p
-    WHERE p.step_id = l.step_id AND p.fencing_term < l.fencing_term
+    WHERE p.step_id = a.step_id AND p.fencing_term < a.fencing_term
       AND p.invocation_began_at IS NOT NULL AND p.observed_effect IS NULL
   ) AS earlier_outcome_unknown,
   s.adapter, coalesce(a.adapter_version, s.adapter_version) AS adapter_version,
@@ -22,20 +22,20 @@ const evidenceColumns = `
   s.attempt_budget, s.attempts_started,
   w.status AS workflow_status,
   (w.deadline_at IS NOT NULL AND w.deadline_at <= now()) AS workflow_deadline_passed,
-  EXISTS (SELECT 1 FROM receipt r WHERE r.step_id = l.step_id) AS receipt_exists,
+  EXISTS (SELECT 1 FROM receipt r WHERE r.step_id = a.step_id) AS receipt_exists,
   (
     SELECT coalesce(jsonb_agg(jsonb_build_object(
              'id', o.id::text, 'requestIdentity', o.request_identity, 'externalReference', o.external_reference)
            ORDER BY o.id), '[]'::jsonb)
     FROM late_observation o
-    WHERE o.step_id = l.step_id AND o.external_reference IS NOT NULL
+    WHERE o.step_id = a.step_id AND o.external_reference IS NOT NULL
   ) AS late_observations`;
 
+// The attempt row carries the lease.
 const evidenceJoins = `
-  FROM lease l
-  JOIN attempt a ON a.id = l.attempt_id
-  JOIN step s ON s.id = l.step_id
-  JOIN workflow w ON w.id = l.workflow_id`;
+  FROM attempt a
+  JOIN step s ON s.id = a.step_id
+  JOIN workflow w ON w.id = a.workflow_id`;
 
 /** Locks up to $1 open leases whose expiry has passed on the database clock, oldest first. */
 export const lockExpiredLeases: NamedSql = {
@@ -43,10 +43,10 @@ export const lockExpiredLeases: NamedSql = {
   text: `
 SELECT ${evidenceColumns}
 ${evidenceJoins}
-WHERE l.ended_at IS NULL AND l.expires_at <= now()
-ORDER BY l.expires_at
+WHERE a.ended_at IS NULL AND a.expires_at <= now()
+ORDER BY a.expires_at
 LIMIT $1
-FOR UPDATE OF l SKIP LOCKED`,
+FOR UPDATE OF a SKIP LOCKED`,
 };
 
 /** Reads the evidence of one lease ($1 step, $2 term) that this transaction has just ended. */
@@ -55,13 +55,13 @@ export const readLeaseEvidence: NamedSql = {
   text: `
 SELECT ${evidenceColumns}
 ${evidenceJoins}
-WHERE l.step_id = $1 AND l.fencing_term = $2`,
+WHERE a.step_id = $1 AND a.fencing_term = $2`,
 };
 
 /**
  * Ends expired leases ($1 steps, $2 observed terms) found by the scan: still open, still expired,
- * still the observed term. Records `expiry_observed` and marks attempts that never concluded as
- * having lost their lease.
+ * still the observed term. Records `expiry_observed`; the attempt, which carries the lease and
+ * had not concluded while it was open, has lost its lease.
  */
 export const endExpiredLeases: NamedSql = {
   name: "fl_end_expired_leases",
@@ -70,25 +70,20 @@ WITH request AS (
   SELECT * FROM unnest($1::uuid[], $2::bigint[]) AS r(step_id, fencing_term)
 ),
 ended AS (
-  UPDATE lease l
-  SET ended_at = now(), end_reason = 'expired'
+  -- An open lease's attempt has not concluded: it lost its lease.
+  UPDATE attempt l
+  SET ended_at = now(), end_reason = 'expired', outcome = 'lease_lost', outcome_reason = 'lease expired'
   FROM request r
   WHERE l.step_id = r.step_id
     AND l.fencing_term = r.fencing_term
     AND l.ended_at IS NULL
     AND l.expires_at <= now()
-  RETURNING l.step_id, l.fencing_term, l.epoch, l.owner_session_id, l.attempt_id, l.expires_at
+  RETURNING l.step_id, l.fencing_term, l.epoch, l.owner_session_id, l.expires_at
 ),
 observed AS (
   INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, reason, expires_at)
   SELECT step_id, fencing_term, epoch, owner_session_id, 'expiry_observed', 'expired on the database clock', expires_at
   FROM ended
-),
-lost AS (
-  UPDATE attempt a
-  SET outcome = 'lease_lost', outcome_reason = 'lease expired', ended_at = now()
-  FROM ended e
-  WHERE a.id = e.attempt_id AND a.outcome IS NULL
 )
 SELECT step_id, fencing_term FROM ended`,
 };
@@ -98,20 +93,14 @@ export const revokeOpenLease: NamedSql = {
   name: "fl_revoke_open_lease",
   text: `
 WITH revoked AS (
-  UPDATE lease l
-  SET ended_at = now(), end_reason = 'revoked'
+  UPDATE attempt l
+  SET ended_at = now(), end_reason = 'revoked', outcome = 'lease_lost', outcome_reason = 'lease revoked'
   WHERE l.step_id = $1 AND l.ended_at IS NULL
-  RETURNING l.step_id, l.fencing_term, l.epoch, l.owner_session_id, l.attempt_id
+  RETURNING l.step_id, l.fencing_term, l.epoch, l.owner_session_id
 ),
 event AS (
   INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, reason)
   SELECT step_id, fencing_term, epoch, owner_session_id, 'revoked', $2 || ' (by ' || $3 || ')' FROM revoked
-),
-lost AS (
-  UPDATE attempt a
-  SET outcome = 'lease_lost', outcome_reason = 'lease revoked', ended_at = now()
-  FROM revoked r
-  WHERE a.id = r.attempt_id AND a.outcome IS NULL
 )
 SELECT step_id, fencing_term FROM revoked`,
 };
@@ -124,20 +113,11 @@ export const failAttempt: NamedSql = {
   name: "fl_fail_attempt",
   text: `
 WITH authority AS (
-  UPDATE lease l
-  SET ended_at = now(), end_reason = 'failed'
+  -- The attempt's end is its lease's 'released' event.
+  UPDATE attempt l
+  SET ended_at = now(), end_reason = 'failed', outcome = 'failed', outcome_reason = $4
   WHERE ${holdsAuthority({ lease: "l", owner: "$1", step: "$2", term: "$3" })}
-  RETURNING l.step_id, l.fencing_term, l.epoch, l.attempt_id
-),
-failed AS (
-  UPDATE attempt a
-  SET outcome = 'failed', outcome_reason = $4, ended_at = now()
-  FROM authority au
-  WHERE a.id = au.attempt_id
-),
-released AS (
-  INSERT INTO lease_event (step_id, fencing_term, epoch, owner_session_id, kind, reason)
-  SELECT step_id, fencing_term, epoch, $1, 'released', 'attempt failed: ' || $4 FROM authority
+  RETURNING l.step_id, l.fencing_term
 )
 SELECT step_id, fencing_term FROM authority`,
 };

@@ -20,14 +20,14 @@ verdict AS (
          (CASE ${refusalCases({ lease: "l", stepRow: "s", workflowRow: "w", owner: "$1", term: "r.fencing_term" })}
           END)::rejection_reason AS reason,
          s.fencing_term AS current_term, fl_current_epoch() AS current_epoch,
-         coalesce(l.epoch, fl_current_epoch()) AS presented_epoch, l.attempt_id, a.request_identity
+         coalesce(l.epoch, fl_current_epoch()) AS presented_epoch, l.id AS attempt_id, l.request_identity
   FROM request r
   -- Outer joins keep one row per request: a step that does not exist has no lease with the
   -- presented term, which the guard names superseded (with no current term).
   LEFT JOIN step s ON s.id = r.step_id
   LEFT JOIN workflow w ON w.id = s.workflow_id
-  LEFT JOIN lease l ON l.step_id = r.step_id AND l.fencing_term = r.fencing_term
-  LEFT JOIN attempt a ON a.id = l.attempt_id
+  -- The attempt row carries the lease.
+  LEFT JOIN attempt l ON l.step_id = r.step_id AND l.fencing_term = r.fencing_term
 ),
 observation AS (
   INSERT INTO late_observation (step_id, attempt_id, fencing_term, epoch, operation, request_identity,

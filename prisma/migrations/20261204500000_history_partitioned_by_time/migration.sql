@@ -116,7 +116,23 @@ DECLARE
   index_definitions TEXT[];
   earliest TIMESTAMPTZ;
   next_id BIGINT;
+  view_definitions TEXT[];
+  view_definition TEXT;
+  view_names TEXT[];
+  view_name TEXT;
 BEGIN
+  -- Views over a history table (lease_history) would follow the renamed table and then block its
+  -- drop: each is dropped here and made again from its own definition over the new table.
+  SELECT array_agg(format('CREATE VIEW %I AS %s', v.relname, pg_get_viewdef(v.oid))), array_agg(v.relname::text)
+    INTO view_definitions, view_names
+    FROM pg_class v
+    WHERE v.relkind = 'v' AND v.relnamespace = current_schema()::regnamespace
+      AND EXISTS (SELECT 1 FROM pg_rewrite r JOIN pg_depend d ON d.objid = r.oid
+                  WHERE r.ev_class = v.oid AND d.refobjid IN (SELECT to_regclass(quote_ident(t.table_name)) FROM fl_history_tables() t));
+  FOREACH view_name IN ARRAY coalesce(view_names, '{}') LOOP
+    EXECUTE format('DROP VIEW %I', view_name);
+  END LOOP;
+
   FOR h IN SELECT * FROM fl_history_tables() LOOP
     old_name := h.table_name || '_unpartitioned';
     EXECUTE format('ALTER TABLE %I RENAME TO %I', h.table_name, old_name);
@@ -147,6 +163,10 @@ BEGIN
     -- History stays append-only; dropping a whole partition is how retention removes it now.
     EXECUTE format('CREATE TRIGGER %I BEFORE UPDATE OR DELETE ON %I FOR EACH ROW EXECUTE FUNCTION fl_forbid_history_change()',
                    h.table_name || '_append_only', h.table_name);
+  END LOOP;
+
+  FOREACH view_definition IN ARRAY coalesce(view_definitions, '{}') LOOP
+    EXECUTE view_definition;
   END LOOP;
 END
 $$;

@@ -86,7 +86,9 @@ export type StepPage = z.output<typeof stepPageSchema>;
 export const stepIdParams = z.object({ id: uuid });
 
 const leaseEventSchema = z.object({
-  id: z.number().int(),
+  // Written events are numbered; `acquired` and `released` are the attempt's start and end, and
+  // are named after it (`acquired:<attempt id>`, `released:<attempt id>`).
+  id: z.string(),
   kind: z.enum(LEASE_EVENT_KINDS),
   ownerSessionId: uuid,
   reason: z.string().nullable(),
