@@ -150,7 +150,11 @@ async function dev(modulePath: string): Promise<void> {
     clearTimeout(timer);
     watcher?.close();
     await Promise.all([stopChild(worker), stopChild(dashboard)]);
-    await database?.drop();
+    await database?.drop().catch((error: unknown) => {
+      // Ctrl-C in a terminal reaches the embedded server too, which then stops with its data:
+      // only a database on DATABASE_URL's server can be left behind.
+      if (process.env.DATABASE_URL) console.error(`fenceline: the development database ${database?.name} was not dropped: ${error instanceof Error ? error.message : String(error)}`);
+    });
     process.exit(code);
   };
   process.once("SIGINT", () => void shutdown(0, "stopping: the worker, the dashboard, then the database"));

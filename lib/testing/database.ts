@@ -104,8 +104,13 @@ async function startEmbedded(): Promise<Embedded> {
     url: `postgresql://postgres:${password}@127.0.0.1:${port}/postgres`,
     users: 0,
     stop: async () => {
-      await server.stop();
-      await rm(directory, { recursive: true, force: true });
+      // A server already stopped by a signal (Ctrl-C reaches it too) makes stop() fail; its
+      // directory goes all the same.
+      try {
+        await server.stop();
+      } finally {
+        await rm(directory, { recursive: true, force: true });
+      }
     },
   };
 }
