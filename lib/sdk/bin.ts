@@ -91,6 +91,8 @@ async function worker(modulePath: string): Promise<void> {
   if (!databaseUrl) throw new UsageError("set FENCELINE_URL and FENCELINE_WORKER_TOKEN (a worker over HTTP), or DATABASE_URL (a worker on the database)");
   const pool = new pg.Pool({ connectionString: databaseUrl, application_name: "fenceline-worker", max: 12, options: "-c search_path=fenceline" });
   pool.on("error", (error) => console.error(`[fenceline worker] idle connection failed: ${error.message}`));
+  // A checked-out connection can die too (the database stopping); its statement reports it.
+  pool.on("connect", (client) => client.on("error", () => undefined));
   const running = new Worker({ coordinator: directCoordinator(pool), workflows, log: (line) => console.error(`[fenceline worker] ${line}`) });
   const sessionId = await running.start();
   console.log(`worker ${sessionId} serves ${served(workflows)} on the database`);

@@ -8,10 +8,11 @@
  *   Completed; an engineer signed in with the printed login sees both steps completed through the
  *   dashboard's API, and the greeting card service got one card.
  * - SIGTERM stops it with exit code 0, and no process of its group (PostgreSQL, the Next server,
- *   the worker) is left, nor anything listening on its port.
+ *   the worker) is left, nor anything listening on its port; so does Ctrl-C, which reaches the
+ *   embedded PostgreSQL as well, and its data directory goes too.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { chmod, cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, cp, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -33,7 +34,7 @@ let dev: ChildProcess | undefined;
 
 /** Pids of the processes still in the process group `group`. */
 async function groupMembers(group: number): Promise<string[]> {
-  const { stdout } = await run("ps", ["-eo", "pid=,pgid=,args="]);
+  const { stdout } = await run("ps", ["-ww", "-eo", "pid=,pgid=,args="]);
   return stdout
     .split("\n")
     .map((line) => line.trim().split(/\s+/))
@@ -75,12 +76,16 @@ afterAll(async () => {
   if (dist) await rm(dist, { recursive: true, force: true });
 });
 
-test("fenceline dev serves the dashboard and HTTP API: a request of the adopter's kind reaches Completed, and SIGTERM leaves nothing behind", async () => {
-  const port = await freePort();
-  const greetingsUrl = `http://127.0.0.1:${await freePort()}`;
-  const env = { ...process.env, PORT: String(port), GREETINGS_URL: greetingsUrl, DATABASE_URL: "", FENCELINE_DEMO_PASSWORD: "" };
-  const startedAt = Date.now();
-  // What `npx fenceline dev src/dev.ts` runs, without npm in between (npm would not pass SIGTERM on).
+type Dev = {
+  readonly child: ChildProcess;
+  readonly lines: string[];
+  readonly arrivedAt: Map<string, number>;
+  seen(pattern: RegExp): string | undefined;
+  waitForLine(pattern: RegExp, timeoutMs: number): Promise<string>;
+};
+
+/** What `npx fenceline dev src/dev.ts` runs, without npm in between, as a process group of its own. */
+function startDev(env: NodeJS.ProcessEnv): Dev {
   const child = spawn(process.execPath, [path.join(project, "node_modules/fenceline/lib/sdk/bin.js"), "dev", "src/dev.ts"], { cwd: project, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   dev = child;
   const lines: string[] = [];
@@ -110,7 +115,26 @@ test("fenceline dev serves the dashboard and HTTP API: a request of the adopter'
       waiters.add(check);
       check();
     });
+  return { child, lines, arrivedAt, seen, waitForLine };
+}
 
+const exitOf = (child: ChildProcess) => new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once("exit", (code) => resolve(code))));
+
+/** The data directory of the embedded PostgreSQL in process group `group` (its `-D`). */
+async function embeddedDataDirectory(group: number): Promise<string> {
+  const postgres = (await groupMembers(group)).find((member) => /\/postgres -D /.test(member));
+  expect(postgres, "the embedded PostgreSQL runs in the group").toBeDefined();
+  return /-D (\S+)/.exec(postgres!)![1]!;
+}
+
+const exists = (file: string) => stat(file).then(() => true, () => false);
+
+test("fenceline dev serves the dashboard and HTTP API: a request of the adopter's kind reaches Completed, and SIGTERM leaves nothing behind", async () => {
+  const port = await freePort();
+  const greetingsUrl = `http://127.0.0.1:${await freePort()}`;
+  const env = { ...process.env, PORT: String(port), GREETINGS_URL: greetingsUrl, DATABASE_URL: "", FENCELINE_DEMO_PASSWORD: "" };
+  const startedAt = Date.now();
+  const { child, lines, arrivedAt, seen, waitForLine } = startDev(env);
   await waitForLine(/^Fenceline is running at /, 120_000);
   const readyAt = Date.now();
   await waitForLine(/^export FENCELINE_API_KEY=/, 5_000);
@@ -140,13 +164,27 @@ test("fenceline dev serves the dashboard and HTTP API: a request of the adopter'
   expect(await (await fetch(`${greetingsUrl}/cards`)).json()).toEqual([{ id: "card_1", to: "Grace", text: "Welcome, Grace!" }]);
 
   const group = child.pid!;
-  expect((await groupMembers(group)).join("\n")).toMatch(/postgres/);
+  const data = await embeddedDataDirectory(group);
   const stoppedAt = Date.now();
   child.kill("SIGTERM");
-  const code = await new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once("exit", (exitCode) => resolve(exitCode))));
+  const code = await exitOf(child);
   console.log(`[dev] SIGTERM → exit in ${Date.now() - stoppedAt} ms`);
   expect(code, lines.join("\n")).toBe(0);
   expect(await groupMembers(group)).toEqual([]);
+  expect(await exists(path.dirname(data)), data).toBe(false);
   const stillListening = await fetch(`${printed.FENCELINE_URL}/api/health`).then(() => true, () => false);
   expect(stillListening).toBe(false);
 }, 240_000);
+
+test("Ctrl-C in a terminal (SIGINT to the whole group, the embedded PostgreSQL included) stops everything and leaves no data directory", async () => {
+  const { child, lines, waitForLine } = startDev({ ...process.env, PORT: String(await freePort()), GREETINGS_URL: `http://127.0.0.1:${await freePort()}`, DATABASE_URL: "" });
+  await waitForLine(/^Ctrl-C stops the worker and the dashboard/, 120_000);
+  const group = child.pid!;
+  const data = await embeddedDataDirectory(group);
+  process.kill(-group, "SIGINT");
+  expect(await exitOf(child), lines.join("\n")).toBe(0);
+  expect(await groupMembers(group)).toEqual([]);
+  expect(await exists(path.dirname(data)), data).toBe(false);
+  // Plain words only: no stack trace of an unhandled error.
+  expect(lines.filter((line) => /^\[err\]\s+at /.test(line))).toEqual([]);
+}, 180_000);
