@@ -32,14 +32,19 @@ let built: BuiltPackage;
 let dashboard: BuiltDashboard;
 let dev: ChildProcess | undefined;
 
-/** Pids of the processes still in the process group `group`. */
+/**
+ * The processes still running in process group `group`, as "pid args". A zombie (`<defunct>`,
+ * e.g. tsx's esbuild service after the worker exited) has already exited and holds nothing; it
+ * waits for whichever process adopted it to reap it.
+ */
 async function groupMembers(group: number): Promise<string[]> {
   const { stdout } = await run("ps", ["-ww", "-eo", "pid=,pgid=,args="]);
   return stdout
     .split("\n")
     .map((line) => line.trim().split(/\s+/))
     .filter(([, pgid]) => Number(pgid) === group)
-    .map((fields) => `${fields[0]} ${fields.slice(2).join(" ")}`);
+    .map((fields) => `${fields[0]} ${fields.slice(2).join(" ")}`)
+    .filter((member) => !member.endsWith("<defunct>"));
 }
 
 beforeAll(async () => {
