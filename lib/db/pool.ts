@@ -56,7 +56,9 @@ export function createPool(
   created.on("connect", (client) => client.on("error", () => undefined));
   if (sessionConnectionString) {
     let session: pg.Pool | undefined;
-    sessionPools.set(created, () => (session ??= createPool(sessionConnectionString, { applicationName: `${applicationName}:session`, max: 2, schema })));
+    // Held for good: the wake-up LISTEN and the token-revocation LISTEN; for a while: the lock
+    // that lets one process follow a changed database identity.
+    sessionPools.set(created, () => (session ??= createPool(sessionConnectionString, { applicationName: `${applicationName}:session`, max: 4, schema })));
     const end = created.end.bind(created);
     created.end = (async () => {
       await session?.end();
@@ -69,8 +71,9 @@ export function createPool(
 const sessionPools = new WeakMap<pg.Pool, () => pg.Pool>();
 
 /**
- * The pool for work that needs a session of its own (LISTEN): the direct one `pool` was created
- * with (`sessionConnectionString`), else `pool` itself. Decision 016 lists what uses it.
+ * The pool for work that needs a session of its own (LISTEN, a session advisory lock): the direct
+ * one `pool` was created with (`sessionConnectionString`), else `pool` itself. Decision 016 lists
+ * what uses it.
  */
 export function sessionPoolOf(pool: pg.Pool): pg.Pool {
   return sessionPools.get(pool)?.() ?? pool;

@@ -24,7 +24,8 @@ import { readStepDetail } from "@/lib/steps/detail";
 import { listSteps } from "@/lib/steps/list";
 import { directCoordinator } from "@/lib/worker/direct-coordinator";
 import { withDatabase } from "./database";
-import { createReadPool, readDatabaseUrl, type ReadPool } from "./read-pool";
+import { createReadPool, readDatabaseUrl } from "./read-pool";
+import type { ReadPool } from "./read-pool-types";
 import { dbTest as test } from "./test-database";
 import { withAdmin } from "./test-template";
 

@@ -8,22 +8,8 @@
  * the engine's `Queryable` (lib/engine/db.ts) refuses, and it has no `connect`, so it cannot open
  * the transactions the engine runs in. Staff reads take a `StaffReadable`: either pool.
  */
-import type pg from "pg";
 import { createPool, pool, processName, type PoolOptions } from "./pool";
-
-declare const replica: unique symbol;
-
-/** A pool whose database may be a replica behind the primary by any lag. Staff reads only. */
-export type ReadPool = Pick<pg.Pool, "query" | "end"> & { readonly [replica]: true };
-
-/** What decides and writes accepts: anything but a ReadPool. */
-export type PrimaryOnly = { readonly [replica]?: never };
-
-/**
- * What staff reads accept: the primary, or a ReadPool. A union, so a ReadPool passed in stays
- * one: handing it on to anything that decides does not compile.
- */
-export type StaffReadable = (Pick<pg.Pool | pg.PoolClient, "query"> & PrimaryOnly) | ReadPool;
+import type { ReadPool } from "./read-pool-types";
 
 /** A ReadPool on `connectionString` (a replica's, or the primary's). */
 export function createReadPool(connectionString: string, options: PoolOptions): ReadPool {

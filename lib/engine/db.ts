@@ -1,5 +1,5 @@
 import type { Pool, PoolClient, QueryResultRow } from "pg";
-import type { PrimaryOnly, StaffReadable } from "@/lib/db/read-pool";
+import type { PrimaryOnly, StaffReadable } from "@/lib/db/read-pool-types";
 
 /**
  * Anything that runs a query on the primary: a pool, or a client inside a transaction. Never a

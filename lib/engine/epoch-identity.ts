@@ -41,7 +41,14 @@ export function identityChangeReason(recorded: DatabaseIdentity, current: Databa
   return `database identity changed: ${system} timeline ${recorded.timeline} → ${current.timeline}`;
 }
 
-export type FollowOptions = Pick<TransitionOptions, "requestedBy" | "drainTimeoutMs" | "recordOutcome">;
+export type FollowOptions = Pick<TransitionOptions, "requestedBy" | "drainTimeoutMs" | "recordOutcome"> & {
+  /**
+   * Where the session advisory lock is held: a connection of its own for the whole transition, so
+   * behind a pooler in transaction mode a direct pool (lib/db/pool.ts sessionPoolOf), or the lock
+   * and its unlock could land on different server connections; by default `pool`.
+   */
+  readonly lockPool?: Pool;
+};
 
 export type FollowResult = { readonly check: IdentityCheck; readonly transition: TransitionResult };
 
@@ -51,9 +58,9 @@ export type FollowResult = { readonly check: IdentityCheck; readonly transition:
  * A transition that fails is abandoned by runEpochTransition; the identity still differs, so the
  * next check tries again.
  */
-export async function followDatabaseIdentity(pool: Pool, options: FollowOptions): Promise<FollowResult | null> {
+export async function followDatabaseIdentity(pool: Pool, { lockPool = pool, ...options }: FollowOptions): Promise<FollowResult | null> {
   if (!(await checkDatabaseIdentity(pool)).changed) return null;
-  const client = await pool.connect();
+  const client = await lockPool.connect();
   let broken: Error | undefined;
   try {
     const [lock] = await run<{ locked: boolean }>(client, sql.tryIdentityLock, []);

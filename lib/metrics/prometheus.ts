@@ -4,7 +4,7 @@
  * durations are exported as gauges of their statistic; levels as gauges. Metric names carry the
  * family (`fenceline_churn_…`, `fenceline_uncertainty_…`) so no dashboard sums them together.
  */
-import type { StaffReadable } from "@/lib/db/read-pool";
+import type { StaffReadable } from "@/lib/db/read-pool-types";
 import { METRICS, type MetricDefinition } from "./definitions";
 import { readMetricRows } from "./series";
 

@@ -1,5 +1,5 @@
 /** Time-bucketed series for both metric families over a bounded range. */
-import type { StaffReadable } from "@/lib/db/read-pool";
+import type { StaffReadable } from "@/lib/db/read-pool-types";
 import { MAX_METRIC_BUCKETS, MAX_METRIC_RANGE_DAYS, METRIC_BUCKETS, type MetricBucket, type MetricSeries, type Metrics } from "@/lib/api/contract/engineer/metrics";
 import { run } from "@/lib/engine/db";
 import { METRICS, type MetricDefinition } from "./definitions";

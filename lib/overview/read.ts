@@ -6,7 +6,7 @@
  * figure carries the link to the filtered list behind it, built here beside the query that
  * counts it so the two cannot drift apart.
  */
-import type { StaffReadable } from "@/lib/db/read-pool";
+import type { StaffReadable } from "@/lib/db/read-pool-types";
 import { run } from "@/lib/engine/db";
 import { METRICS } from "@/lib/metrics/definitions";
 import { readMetricRows } from "@/lib/metrics/series";

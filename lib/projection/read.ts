@@ -3,7 +3,7 @@
  * only key an end user has; an unknown token and a malformed one are the same "not found".
  */
 import type { RegisteredStep } from "@/lib/definitions/registration";
-import type { StaffReadable } from "@/lib/db/read-pool";
+import type { StaffReadable } from "@/lib/db/read-pool-types";
 import { run, type Queryable } from "@/lib/engine/db";
 import { projectForEndUser } from "./project";
 import * as sql from "./sql";

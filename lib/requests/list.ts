@@ -3,7 +3,7 @@
  * (created_at, id). The cursor carries created_at as the database wrote it, to the microsecond,
  * so no row is skipped or repeated at a page boundary.
  */
-import type { StaffReadable } from "@/lib/db/read-pool";
+import type { StaffReadable } from "@/lib/db/read-pool-types";
 import type { ListRequestsQuery, RequestSummary, RequestPage } from "@/lib/api/contract/engineer/requests";
 import { encodeCursor } from "@/lib/api/cursor";
 import { run, type NamedSql } from "@/lib/engine/db";

@@ -6,7 +6,7 @@
 import type { ReviewCaseSummary, ReviewQueueQuery } from "@/lib/api/contract/support";
 import { encodeCursor, type Page } from "@/lib/api/cursor";
 import type { StoredContract } from "@/lib/engine/contract";
-import type { StaffReadable } from "@/lib/db/read-pool";
+import type { StaffReadable } from "@/lib/db/read-pool-types";
 import { run } from "@/lib/engine/db";
 import type { ReviewStatus } from "@/lib/engine/vocabulary";
 import { referenceOf } from "@/lib/projection/project";

@@ -4,7 +4,7 @@
  * decisions, permits and review cases. Each record stays what it is; nothing here infers one
  * from another (an expiry is not a stopped worker, a revoke is not a cancellation).
  */
-import type { StaffReadable } from "@/lib/db/read-pool";
+import type { StaffReadable } from "@/lib/db/read-pool-types";
 import type { AttemptView, FencingRejectionView, LateObservationView, LeaseTermView, PermitView, ReceiptView, RecoveryDecisionView, ReviewCaseView, StepDetail } from "@/lib/api/contract/engineer/steps";
 import type { StoredContract } from "@/lib/engine/contract";
 import { run } from "@/lib/engine/db";

@@ -1,5 +1,5 @@
 /** The engineer's list of steps, most recently changed first, keyset-paginated on (updated_at, id). */
-import type { StaffReadable } from "@/lib/db/read-pool";
+import type { StaffReadable } from "@/lib/db/read-pool-types";
 import type { ListStepsQuery, StepSummary, StepPage } from "@/lib/api/contract/engineer/steps";
 import { encodeCursor } from "@/lib/api/cursor";
 import { run } from "@/lib/engine/db";

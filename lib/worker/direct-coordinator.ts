@@ -41,6 +41,7 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
       requestedBy: options.requestedBy ?? `coordinator:${process.env.FENCELINE_PROCESS ?? process.pid}`,
       drainTimeoutMs: options.epochDrainTimeoutMs,
       recordOutcome: auditEpochTransition,
+      lockPool: listenPool,
     })
       .then((followed) => {
         if (!followed) return;

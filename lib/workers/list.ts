@@ -1,6 +1,6 @@
 /** Worker sessions for engineers: liveness (heartbeats) and the leases held now. Never evidence of an outcome. */
 import { hostname } from "node:os";
-import type { StaffReadable } from "@/lib/db/read-pool";
+import type { StaffReadable } from "@/lib/db/read-pool-types";
 import type { Workers, WorkerSessionView } from "@/lib/api/contract/engineer/workers";
 import { run } from "@/lib/engine/db";
 import * as sql from "./sql";
