@@ -33,18 +33,25 @@ let base: string;
 let sessionId: string;
 
 /** A free port below the ephemeral range (see lib/web/proxy.scenario.test.ts). */
-async function freePort(taken: readonly number[] = []): Promise<number> {
-  for (;;) {
-    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
-    if (taken.includes(candidate)) continue;
+/** The first of `run` consecutive loopback ports that are all free and none in `taken`. */
+async function freePort(taken: readonly number[] = [], run = 1): Promise<number> {
+  const listenable = async (port: number) => {
     const server = createServer();
     const listening = await new Promise<boolean>((resolve) => {
       server.once("error", () => resolve(false));
-      server.listen(candidate, "127.0.0.1", () => resolve(true));
+      server.listen(port, "127.0.0.1", () => resolve(true));
     });
-    if (!listening) continue;
-    await new Promise((resolve) => server.close(resolve));
-    return candidate;
+    if (listening) await new Promise((resolve) => server.close(resolve));
+    return listening;
+  };
+  for (;;) {
+    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
+    const ports = Array.from({ length: run }, (_, i) => candidate + i);
+    if (ports.some((port) => taken.includes(port))) continue;
+    // Each replica listens on the port after the last: a service of the machine may hold one.
+    let free = true;
+    for (const port of ports) free &&= await listenable(port);
+    if (free) return candidate;
   }
 }
 
@@ -77,7 +84,7 @@ const replicasOf = (answers: readonly Answer[]) => new Set(answers.map((answer) 
 beforeAll(async () => {
   if (!installed) return;
   const port = await freePort();
-  const replicaPort = await freePort([port, port + 1]);
+  const replicaPort = await freePort([port], 2);
   const poolerPort = await freePort([port, replicaPort, replicaPort + 1]);
   base = `http://127.0.0.1:${port}`;
   app = spawnNodeProcess("npm-start", "lib/cli/start.ts", {
