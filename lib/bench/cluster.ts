@@ -9,7 +9,6 @@
  * having no /api/health, haproxy checks them by TCP.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import pg from "pg";
 import { configDirectory, haproxyChild, pgbouncerChild, pinSearchPath, pooledUrl } from "@/lib/cli/cluster";
 import type { ChildSpec } from "@/lib/cli/supervisor";
@@ -17,6 +16,7 @@ import { resolveDatabaseUrl } from "@/lib/db/database";
 import { deployMigrations } from "@/lib/db/migrate.mjs";
 import { createPool } from "@/lib/db/pool";
 import { createWorkflows } from "@/lib/engine/workflow";
+import { freePort } from "@/lib/worker/test-process";
 import { epochMs, SENT_AT } from "./child-protocol";
 import { FENCELINE_CONCURRENCY, FENCELINE_PROCESSES } from "./engines";
 import { spawnChild, type BenchChild } from "./processes";
@@ -149,14 +149,6 @@ async function stopProcess(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
   await exited;
   clearTimeout(timer);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return typeof address === "object" && address ? address.port : 0;
 }
 
 async function accepting(url: string): Promise<void> {
