@@ -151,7 +151,11 @@ describe("checkpoint faults and the database clock", () => {
     await env.expireLease(await paused.reached);
     await env.waitForRequest(request.id, "completed");
     paused.resume();
-    const send = await env.waitForStep(request.id, "send", "has a late observation", (detail) => detail.lateObservations.length > 0);
+    // Wait for the refused response itself, not only a late observation: waking, the attempt may
+    // be refused elsewhere first (its renewal).
+    const send = await env.waitForStep(request.id, "send", "has a late observation and the refused response", (detail) =>
+      detail.lateObservations.length > 0 && detail.fencingRejections.some((rejection) => rejection.operation === "observe_response"),
+    );
     expect(send.fencingRejections.filter((rejection) => rejection.operation === "observe_response")).toEqual([expect.objectContaining({ presentedTerm: 1, currentTerm: 2, reason: "superseded" })]);
     expect(send.receipts).toEqual([expect.objectContaining({ fencingTerm: 2, verificationMethod: "idempotent_replay" })]);
     expect(effectsFor(idempotent, "niklaus")).toHaveLength(1);
