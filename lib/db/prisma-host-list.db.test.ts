@@ -45,7 +45,9 @@ test("with target_session_attrs=read-write a read-only host is passed over, and 
     await admin.query(`CREATE ROLE ${pg.escapeIdentifier(role)} LOGIN PASSWORD ${pg.escapeLiteral(login.password)}`);
     await admin.query(`ALTER ROLE ${pg.escapeIdentifier(role)} SET default_transaction_read_only = on`);
   });
-  onTestFinished(() => withAdmin(serverUrl, (admin) => admin.query(`DROP ROLE IF EXISTS ${pg.escapeIdentifier(role)}`)));
+  onTestFinished(async () => {
+    await withAdmin(serverUrl, (admin) => admin.query(`DROP ROLE IF EXISTS ${pg.escapeIdentifier(role)}`));
+  });
   const hosts = [hostOf(db.url), `127.0.0.1:${await freePort()}`];
 
   const writable = createPrisma(hostListOf(db.url, hosts, "read-write", login), { applicationName: "prisma-host-list-rw" });
