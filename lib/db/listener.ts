@@ -45,11 +45,10 @@ const DEFAULT_BACKOFF = { initialMs: 100, maxMs: 5_000 };
 export function createListener(pool: Pool, options: ListenerOptions): Listener {
   const { channels, onNotification, onListening } = options;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
-  let client: PoolClient | null = null;
+  let session: { readonly connection: PoolClient; readonly detach: () => void } | null = null;
   let attempt: Promise<void> | null = null;
   let retry: NodeJS.Timeout | null = null;
   let delayMs = backoff.initialMs;
-  let detachClient = () => undefined as void;
   let started = false;
   let listenedBefore = false;
   let closed = false;
@@ -77,7 +76,7 @@ export function createListener(pool: Pool, options: ListenerOptions): Listener {
         if (lost) return;
         lost = true;
         if (connection) detach(connection);
-        if (client === connection) client = null;
+        if (session?.connection === connection) session = null;
         connection?.release(true);
         scheduleRetry();
       };
@@ -89,8 +88,8 @@ export function createListener(pool: Pool, options: ListenerOptions): Listener {
       try {
         connection = await pool.connect();
         connection.on("notification", notified);
-        connection.once("error", onLost);
-        connection.once("end", onLost);
+        connection.on("error", onLost);
+        connection.on("end", onLost);
         for (const channel of channels) await connection.query(`LISTEN ${connection.escapeIdentifier(channel)}`);
       } catch {
         onLost();
@@ -102,8 +101,7 @@ export function createListener(pool: Pool, options: ListenerOptions): Listener {
         connection.release(true);
         return;
       }
-      client = connection;
-      detachClient = () => detach(connection);
+      session = { connection, detach: () => detach(connection) };
       delayMs = backoff.initialMs;
       onListening?.({ reconnected: listenedBefore });
       listenedBefore = true;
@@ -113,7 +111,7 @@ export function createListener(pool: Pool, options: ListenerOptions): Listener {
 
   return {
     get listening() {
-      return client !== null;
+      return session !== null;
     },
     ready: () => {
       if (closed) return Promise.resolve();
@@ -128,10 +126,11 @@ export function createListener(pool: Pool, options: ListenerOptions): Listener {
       if (retry) clearTimeout(retry);
       retry = null;
       await attempt;
-      const connection = client;
-      client = null;
-      if (!connection) return;
-      detachClient();
+      const open = session;
+      session = null;
+      if (!open) return;
+      const { connection, detach } = open;
+      detach();
       await connection.query("UNLISTEN *").then(
         () => connection.release(),
         () => connection.release(true),
