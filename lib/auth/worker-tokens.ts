@@ -11,8 +11,9 @@
  * (decision 011).
  */
 import { createHash, randomBytes } from "node:crypto";
-import type { Notification, Pool, PoolClient } from "pg";
+import type { Pool } from "pg";
 import { appendAudit } from "@/lib/audit/log";
+import { createListener } from "@/lib/db/listener";
 import { inTransaction, run, type Queryable } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
@@ -120,73 +121,35 @@ function forgetInThisProcess(): void {
 
 /**
  * Caches identities for as long as their tokens stay unrevoked, so a request costs no token query.
- * An identity is cached only while this cache listens for revocations: a revocation clears it, in
- * this process before revokeWorkerToken returns, elsewhere when its NOTIFY arrives (it is sent
- * with the revocation's commit). Without a listening connection (not yet connected, or lost),
- * every request is checked against the table. Anything that clears the cache bumps `generation`,
- * so an identity read before a revocation is never stored after it. `listenPool` holds the
- * LISTEN: behind a pooler in transaction mode it must be a direct pool, or notices never arrive.
+ * The cache is used only while it listens for revocations: a revocation clears it, in this
+ * process before revokeWorkerToken returns, elsewhere when its NOTIFY arrives (it is sent with
+ * the revocation's commit). While the listening connection is not there (not yet connected, or
+ * lost and reconnecting) every request is checked against the table, and each time listening
+ * starts again the cache is cleared, since a revocation may have been missed meanwhile. Anything
+ * that clears the cache bumps `generation`, so an identity read before a revocation is never
+ * stored after it. `listenPool` holds the LISTEN (lib/db/listener.ts): behind a pooler in
+ * transaction mode it must be a direct pool, or notices never arrive.
  */
 export function workerTokenCache(pool: Pool, listenPool: Pool = pool): WorkerTokenCache {
   const identities = new Map<string, WorkerIdentity>();
   let generation = 0;
-  let listener: PoolClient | null = null;
-  let detach = () => undefined as void;
-  let connecting: Promise<void> | null = null;
   let closed = false;
   const forget = () => {
     generation += 1;
     identities.clear();
   };
-  const onNotification = (message: Notification) => {
-    if (message.channel === REVOKED_CHANNEL) forget();
-  };
+  const revocations = createListener(listenPool, { channels: [REVOKED_CHANNEL], onNotification: forget, onListening: forget });
   liveCaches.add(forget);
-
-  const listen = (): Promise<void> =>
-    (connecting ??= (async () => {
-      const client = await listenPool.connect();
-      const lost = () => {
-        client.off("notification", onNotification);
-        if (listener === client) listener = null;
-        connecting = null;
-        forget();
-        client.release(true);
-      };
-      client.on("notification", onNotification);
-      client.once("error", lost);
-      try {
-        await client.query(`LISTEN ${REVOKED_CHANNEL}`);
-      } catch (error) {
-        client.off("error", lost);
-        lost();
-        throw error;
-      }
-      if (closed) {
-        client.off("notification", onNotification);
-        client.off("error", lost);
-        client.release(true);
-        return;
-      }
-      listener = client;
-      detach = () => {
-        client.off("notification", onNotification);
-        client.off("error", lost);
-      };
-    })().catch(() => {
-      // Not listening costs only the per-request check: identities are not cached meanwhile.
-      connecting = null;
-    }));
 
   return {
     identify: async (token) => {
       const hash = sha256(token);
-      const known = identities.get(hash);
+      const known = revocations.listening ? identities.get(hash) : undefined;
       if (known) return known;
-      if (!closed) await listen();
+      if (!closed) await revocations.ready();
       const seen = generation;
       const identity = await identifyByHash(pool, hash);
-      if (identity && listener !== null && seen === generation) {
+      if (identity && revocations.listening && seen === generation) {
         if (identities.size >= MAX_CACHED_TOKENS) identities.clear();
         identities.set(hash, identity);
       }
@@ -196,13 +159,7 @@ export function workerTokenCache(pool: Pool, listenPool: Pool = pool): WorkerTok
       closed = true;
       liveCaches.delete(forget);
       forget();
-      const client = listener;
-      listener = null;
-      if (client) {
-        detach();
-        await client.query(`UNLISTEN ${REVOKED_CHANNEL}`).catch(() => undefined);
-        client.release();
-      }
+      await revocations.close();
     },
   };
 }

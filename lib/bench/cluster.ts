@@ -9,14 +9,15 @@
  * having no /api/health, haproxy checks them by TCP.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import pg from "pg";
+import type pg from "pg";
 import { configDirectory, haproxyChild, pgbouncerChild, pinSearchPath, pooledUrl } from "@/lib/cli/cluster";
 import type { ChildSpec } from "@/lib/cli/supervisor";
 import { resolveDatabaseUrl } from "@/lib/db/database";
 import { deployMigrations } from "@/lib/db/migrate.mjs";
 import { createPool } from "@/lib/db/pool";
+import { waitForDatabase } from "@/lib/db/readiness";
 import { createWorkflows } from "@/lib/engine/workflow";
-import { freePort } from "@/lib/worker/test-process";
+import { freePort } from "@/lib/net/free-port";
 import { epochMs, SENT_AT } from "./child-protocol";
 import { FENCELINE_CONCURRENCY, FENCELINE_PROCESSES } from "./engines";
 import { spawnChild, type BenchChild } from "./processes";
@@ -95,8 +96,10 @@ async function withCluster<T>(replicas: number, workerProcesses: number, work: (
   try {
     await pinSearchPath(harness, url);
     const poolerPort = await freePort();
-    processes.push(launch(pgbouncerChild(config.dir, { directUrl: url, port: poolerPort, poolSize: 20 })));
-    await accepting(pooledUrl(url, poolerPort));
+    const pooler = launch(pgbouncerChild(config.dir, { directUrl: url, port: poolerPort, poolSize: 20 }));
+    processes.push(pooler);
+    const exited = new Promise((resolve) => pooler.once("exit", resolve));
+    if (!(await waitForDatabase(pooledUrl(url, poolerPort), { timeoutMs: POOLER_READY_MS, exited }))) throw new Error(`PgBouncer exited (code ${pooler.exitCode}) before accepting a connection`);
     const servers = Array.from({ length: replicas }, () =>
       spawnChild(
         { role: "protocol-server", databaseUrl: pooledUrl(url, poolerPort), directUrl: url, token: BENCH_TOKEN, poolMax: 10 },
@@ -149,18 +152,6 @@ async function stopProcess(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
   await exited;
   clearTimeout(timer);
-}
-
-async function accepting(url: string): Promise<void> {
-  const deadline = Date.now() + POOLER_READY_MS;
-  for (;;) {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
-    const ok = await client.connect().then(() => true, () => false);
-    await client.end().catch(() => undefined);
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`PgBouncer at ${new URL(url).port} accepted no connection within ${POOLER_READY_MS} ms`);
-    await sleep(100);
-  }
 }
 
 /** Any HTTP answer: haproxy is listening (its health checks mark the servers up at once). */

@@ -17,8 +17,8 @@
  * Needs Debian's haproxy and pgbouncer (.ci/run installs them).
  */
 import { existsSync } from "node:fs";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { freePortRun } from "@/lib/net/free-port";
 import { spawnNodeProcess, type Spawned } from "@/lib/worker/test-process";
 import { HAPROXY, PGBOUNCER } from "./cluster";
 
@@ -31,29 +31,6 @@ const installed = existsSync(HAPROXY) && existsSync(PGBOUNCER);
 let app: Spawned;
 let base: string;
 let sessionId: string;
-
-/** A free port below the ephemeral range (see lib/web/proxy.scenario.test.ts). */
-/** The first of `run` consecutive loopback ports that are all free and none in `taken`. */
-async function freePort(taken: readonly number[] = [], run = 1): Promise<number> {
-  const listenable = async (port: number) => {
-    const server = createServer();
-    const listening = await new Promise<boolean>((resolve) => {
-      server.once("error", () => resolve(false));
-      server.listen(port, "127.0.0.1", () => resolve(true));
-    });
-    if (listening) await new Promise((resolve) => server.close(resolve));
-    return listening;
-  };
-  for (;;) {
-    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
-    const ports = Array.from({ length: run }, (_, i) => candidate + i);
-    if (ports.some((port) => taken.includes(port))) continue;
-    // Each replica listens on the port after the last: a service of the machine may hold one.
-    let free = true;
-    for (const port of ports) free &&= await listenable(port);
-    if (free) return candidate;
-  }
-}
 
 type Answer = { status: number; replica: string; body: Record<string, unknown> };
 
@@ -83,9 +60,10 @@ const replicasOf = (answers: readonly Answer[]) => new Set(answers.map((answer) 
 
 beforeAll(async () => {
   if (!installed) return;
-  const port = await freePort();
-  const replicaPort = await freePort([port], 2);
-  const poolerPort = await freePort([port, replicaPort, replicaPort + 1]);
+  // Each replica listens on the port after the last: a service of the machine may hold one.
+  const port = await freePortRun();
+  const replicaPort = await freePortRun(2, [port]);
+  const poolerPort = await freePortRun(1, [port, replicaPort, replicaPort + 1]);
   base = `http://127.0.0.1:${port}`;
   app = spawnNodeProcess("npm-start", "lib/cli/start.ts", {
     PORT: String(port),

@@ -5,7 +5,7 @@
  * ends in one plain line, never a stack trace, and leaves no postgres process behind.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { freePort } from "@/lib/scenarios/cluster";
+import { freePort } from "@/lib/net/free-port";
 import { postgresProcesses, projectCommands, runToEnd, STACK_LINE, throwawayEmbedded, type ThrowawayEmbedded } from "./test-commands";
 
 const commands = projectCommands();

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { spawnNodeProcess as spawnProcess, type Spawned } from "@/lib/worker/test-process";
-import { freePort } from "@/lib/scenarios/cluster";
+import { freePort } from "@/lib/net/free-port";
 import { embeddedUnavailable, postgresProcesses, runToEnd, STACK_LINE, throwawayEmbedded, type ThrowawayEmbedded } from "./test-commands";
 
 const TSX = ["--import", "tsx"];

@@ -36,13 +36,13 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { resolveDatabaseUrl, type ResolvedDatabase } from "../db/database";
 import { deployMigrations } from "../db/migrate.mjs";
 import { seedDemoAccounts } from "@/lib/auth/demo-accounts";
 import { installAppKey } from "@/lib/auth/app-keys";
 import { installWorkerToken } from "@/lib/auth/worker-tokens";
 import { createPool } from "@/lib/db/pool";
+import { waitForDatabase } from "@/lib/db/readiness";
 import { integerFromEnv, SettingError } from "@/lib/env";
 import { acquireBuildLock } from "./build-lock";
 import { configDirectory, haproxyChild, pgbouncerChild, pinSearchPath, pooledUrl, poolerSetting } from "./cluster";
@@ -155,8 +155,8 @@ async function main(): Promise<void> {
   if (pooler === "pgbouncer") {
     const bouncer = supervisor.start(pgbouncerChild(clusterConfig!.dir, { directUrl: database.url, port: poolerPort, poolSize: 20 }));
     // PgBouncer logs to stderr; it is ready once it accepts a connection to the database.
-    await waitForDatabase(pooledUrl(database.url, poolerPort), bouncer.exited);
-    if (shuttingDown) return;
+    const accepting = await waitForDatabase(pooledUrl(database.url, poolerPort), { timeoutMs: HEALTH_TIMEOUT_MS, exited: bouncer.exited, cancelled: () => shuttingDown });
+    if (!accepting || shuttingDown) return;
     childEnv = {
       ...childEnv,
       DATABASE_URL: pooledUrl(database.url, poolerPort),
@@ -295,21 +295,6 @@ function newerThan(file: string, time: number): boolean {
   const stat = statSync(file);
   if (!stat.isDirectory()) return stat.mtimeMs > time && !/\.test\.tsx?$/.test(file);
   return readdirSync(file).some((entry) => newerThan(path.join(file, entry), time));
-}
-
-/** Waits until `url` accepts a connection; fails early when the process serving it exits. */
-async function waitForDatabase(url: string, exited: Promise<unknown>): Promise<void> {
-  let gone = false;
-  void exited.then(() => (gone = true));
-  const deadline = Date.now() + HEALTH_TIMEOUT_MS;
-  while (!shuttingDown && !gone) {
-    const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
-    const ok = await probe.connect().then(() => true, () => false);
-    await probe.end().catch(() => undefined);
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`${redact(url)} did not accept a connection within ${HEALTH_TIMEOUT_MS} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }
 
 async function waitForHealth(url: string): Promise<void> {

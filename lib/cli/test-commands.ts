@@ -10,7 +10,7 @@ import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "@/lib/scenarios/cluster";
+import { freePort } from "@/lib/net/free-port";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 

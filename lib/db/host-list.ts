@@ -4,7 +4,7 @@
  *   postgresql://fenceline@db-a:5432,db-b:5432/fenceline?target_session_attrs=read-write
  *
  * node-postgres connects to one host and knows no target_session_attrs, so a pool made from such
- * a string (createPool) connects each new connection to the first host, in the order given, that
+ * a string (createPool, and createPrisma's pool) connects each new connection to the first host, in the order given, that
  * answers and — with `read-write` or `primary` — is not in recovery and not read-only. After a
  * failover the processes find the promoted standby this way without being told: their connections
  * to the dead primary fail, and the pool's next connections land on the new primary.

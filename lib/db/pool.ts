@@ -31,21 +31,15 @@ export interface PoolOptions {
 
 const DEFAULT_POOL_SIZE = 5;
 
+/**
+ * A node-postgres pool on `connectionString` (a single host, or a libpq host list); with
+ * `sessionConnectionString` it also opens a direct pool for sessions, on first use (sessionPoolOf).
+ */
 export function createPool(
   connectionString: string,
   { applicationName, max = DEFAULT_POOL_SIZE, schema = engineSchema(), sessionConnectionString }: PoolOptions,
 ): pg.Pool {
-  // Several hosts (a primary and its standbys): each connection finds the one to use (host-list.ts).
-  const hostList = parseHostList(connectionString);
-  const created = new pg.Pool({
-    connectionString: hostList?.urls[0] ?? connectionString,
-    ...(hostList ? { Client: hostListClient(hostList) } : {}),
-    application_name: applicationName,
-    max,
-    idleTimeoutMillis: 10_000,
-    connectionTimeoutMillis: 5_000,
-    ...(schema === null ? {} : { options: searchPathOption(schema) }),
-  });
+  const created = new pg.Pool({ ...connectionConfig(connectionString, applicationName, schema), max, idleTimeoutMillis: 10_000 });
   // An idle connection can fail (server restart, terminated backend). Without a listener
   // node-postgres re-throws it and the process dies; the pool drops that client on its own.
   created.on("error", (error) => console.error(`[db] idle connection to ${applicationName} failed: ${error.message}`));
@@ -66,6 +60,21 @@ export function createPool(
     }) as typeof created.end;
   }
   return created;
+}
+
+/**
+ * How every connection of a pool is made, the pg pools' and Prisma's alike. A host list (a
+ * primary and its standbys): each connection finds the host to use (host-list.ts).
+ */
+function connectionConfig(connectionString: string, applicationName: string, schema: string | null): pg.PoolConfig {
+  const hostList = parseHostList(connectionString);
+  return {
+    connectionString: hostList?.urls[0] ?? connectionString,
+    ...(hostList ? { Client: hostListClient(hostList) } : {}),
+    application_name: applicationName,
+    connectionTimeoutMillis: 5_000,
+    ...(schema === null ? {} : { options: searchPathOption(schema) }),
+  };
 }
 
 const sessionPools = new WeakMap<pg.Pool, () => pg.Pool>();
@@ -106,12 +115,16 @@ export function pool(): pg.Pool {
   return handles.fencelinePool;
 }
 
-/** A Prisma client for `connectionString`, in the engine's schema; it connects at its first query. */
+/**
+ * A Prisma client for `connectionString`, in the engine's schema; it connects at its first query.
+ * Its connections are made as createPool's are, so a host list with
+ * target_session_attrs=read-write reaches the same primary.
+ */
 export function createPrisma(connectionString: string, { applicationName, max = DEFAULT_POOL_SIZE }: Omit<PoolOptions, "schema">): PrismaClient {
   const schema = engineSchema();
   return new PrismaClient({
     adapter: new PrismaPg(
-      { connectionString, application_name: applicationName, max, connectionTimeoutMillis: 5_000, options: searchPathOption(schema) },
+      { ...connectionConfig(connectionString, applicationName, schema), max },
       // Prisma Client qualifies its own queries with this schema; the search_path covers raw SQL.
       { schema },
     ),

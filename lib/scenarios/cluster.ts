@@ -9,7 +9,6 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chown, mkdtemp, rm } from "node:fs/promises";
-import net from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -17,6 +16,7 @@ import pg from "pg";
 import { withDatabase } from "@/lib/db/database";
 import { deployMigrations } from "@/lib/db/migrate.mjs";
 import { TEMPLATE_DATABASE, TEMPLATE_LOCK_KEY, withAdmin } from "@/lib/db/test-template";
+import { freePort } from "@/lib/net/free-port";
 
 const execFileAsync = promisify(execFile);
 
@@ -79,16 +79,6 @@ export async function migratedDatabase(serverUrl: string, label: string): Promis
   return url;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * A PostgreSQL cluster owned by this harness, in a temporary directory, on a free loopback port.

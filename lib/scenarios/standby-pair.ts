@@ -16,7 +16,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
-import { freePort, PG_BIN, postgresUser, runPgBinary } from "./cluster";
+import { freePort } from "@/lib/net/free-port";
+import { PG_BIN, postgresUser, runPgBinary } from "./cluster";
 import { waitUntil } from "./processes";
 
 const execFileAsync = promisify(execFile);

@@ -9,11 +9,11 @@
 import { randomBytes } from "node:crypto";
 import { chmod, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
-import net from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { freePort } from "@/lib/net/free-port";
 
 /** lib/testing/ → the package root (or the repository root): two levels up. */
 const MIGRATIONS_DIR = fileURLToPath(new URL("../../prisma/migrations", import.meta.url));
@@ -41,16 +41,6 @@ const withDatabase = (url: string, database: string): string => {
   return parsed.toString();
 };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function startEmbedded(): Promise<Embedded> {
   const asRoot = userInfo().uid === 0;

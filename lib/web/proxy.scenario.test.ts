@@ -13,11 +13,11 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
-import { createServer } from "node:net";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { freePortRun } from "@/lib/net/free-port";
 import { spawnNodeProcess, type Spawned } from "@/lib/worker/test-process";
 
 const DEMO_PASSWORD = "proxy-scenario-password-0123";
@@ -52,26 +52,10 @@ function send(method: string, target: string, headers: Record<string, string> = 
   });
 }
 
-/**
- * A free port below the ephemeral range: the destination service binds port 0 after we let go
- * of ours, and the kernel could hand it the same one.
- */
-async function freePort(): Promise<number> {
-  for (;;) {
-    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
-    const server = createServer();
-    const listening = await new Promise<boolean>((resolve) => {
-      server.once("error", () => resolve(false));
-      server.listen(candidate, "127.0.0.1", () => resolve(true));
-    });
-    if (!listening) continue;
-    await new Promise((resolve) => server.close(resolve));
-    return candidate;
-  }
-}
-
 beforeAll(async () => {
-  port = await freePort();
+  // Below the ephemeral range: the destination service binds port 0 after we let go of ours,
+  // and the kernel could hand it the same one.
+  port = await freePortRun();
   app = spawnNodeProcess("npm-start", "lib/cli/start.ts", {
     PORT: String(port),
     FENCELINE_DATABASE: "proxy_scenario",

@@ -5,8 +5,9 @@
  * and, when it changed, runs the epoch transition in the background, so the recovery passes that
  * end the dead leases the transition waits for go on.
  */
-import type { Pool, PoolClient } from "pg";
+import type { Pool } from "pg";
 import { auditEpochTransition } from "@/lib/audit/append";
+import { createListener } from "@/lib/db/listener";
 import { followDatabaseIdentity, identityChangeReason } from "@/lib/engine/epoch-identity";
 import { beginInvocation, observeEffectAbsent, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
 import { postLateObservation } from "@/lib/engine/late-observation";
@@ -56,9 +57,6 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
         following = null;
       });
   };
-  let listener: PoolClient | null = null;
-  let listening: Promise<void> | null = null;
-  let stopListening: () => Promise<void> = async () => undefined;
   const waiters = new Set<() => void>();
   // A notification that arrives while no one waits (a claim is in flight, and its snapshot may
   // predate the new step) is kept for the next wait, which then returns at once instead of
@@ -69,36 +67,19 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     for (const wake of waiters) wake();
     waiters.clear();
   };
-
-  const listen = (): Promise<void> => {
-    listening ??= (async () => {
-      const client = await listenPool.connect();
-      // A lost listener connection only costs latency: waits fall back to their timeout.
-      const lost = () => {
-        client.off("notification", wakeAll);
-        listener = null;
-        listening = null;
-        client.release(true);
-      };
-      client.on("notification", wakeAll);
-      client.once("error", lost);
-      stopListening = async () => {
-        client.off("notification", wakeAll);
-        client.off("error", lost);
-        await client.query(`UNLISTEN ${READY_CHANNEL}`).catch(() => undefined);
-        client.release();
-      };
-      await client.query(`LISTEN ${READY_CHANNEL}`);
-      listener = client;
-    })().catch(() => {
-      listening = null;
-    });
-    return listening;
-  };
+  // A lost listener costs only latency: waits fall back to their timeout until it reconnects,
+  // which wakes everyone, since a step readied meanwhile sent its notice to no one.
+  const wakeUps = createListener(listenPool, {
+    channels: [READY_CHANNEL],
+    onNotification: wakeAll,
+    onListening: ({ reconnected }) => {
+      if (reconnected) wakeAll();
+    },
+  });
 
   let closed = false;
   const waitForWork = async (timeoutMs: number, signal?: AbortSignal): Promise<void> => {
-    await listen();
+    await wakeUps.ready();
     if (missed) {
       missed = false;
       return;
@@ -171,10 +152,7 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
       closed = true;
       wakeAll();
       await following;
-      if (listener) {
-        listener = null;
-        await stopListening();
-      }
+      await wakeUps.close();
     },
   };
 }

@@ -3,23 +3,11 @@
  * lines they print (readiness, checkpoint traces) rather than on sleeps. Test support only.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import net from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
-/** A loopback port nothing listens on now (the kernel's pick). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export type Spawned = {
   readonly name: string;

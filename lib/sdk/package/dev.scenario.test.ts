@@ -18,7 +18,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { freePort } from "@/lib/worker/test-process";
+import { freePort } from "@/lib/net/free-port";
 import { buildPackage, type BuiltPackage } from "./build";
 import { buildDashboardPackage, type BuiltDashboard } from "./dashboard";
 

@@ -20,7 +20,8 @@ import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { publint } from "publint";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { freePort, spawnNodeProcess, type Spawned } from "@/lib/worker/test-process";
+import { freePort } from "@/lib/net/free-port";
+import { spawnNodeProcess, type Spawned } from "@/lib/worker/test-process";
 import { buildPackage, type BuiltPackage } from "./build";
 import { GroupRunError, runInGroup } from "./process-group";
 
