@@ -6,22 +6,22 @@
  * partition, from which the next run moves them. It ends by analysing the partitioned parents,
  * which autovacuum never does.
  */
-import { createPool } from "@/lib/db/pool";
+import { createPool, directDatabaseUrl } from "@/lib/db/pool";
 import { analyzeHistory, dropExpiredHistory, ensureHistoryPartitions } from "@/lib/engine/retention";
 import { integerFromEnv } from "@/lib/env";
-import { command, DATABASE_ENVIRONMENT, resolveAppDatabase } from "./command";
+import { command, resolveAppDatabase, SESSION_DATABASE_ENVIRONMENT } from "./command";
 
 command({
   name: "npm run retention",
   summary:
     "creates the history tables' partitions for the months ahead and drops the months of audit detail (lease events, fencing rejections, late observations, recovery decisions) older than the retention period that no unsettled step needs, and prints what it did as JSON.",
   options: {},
-  environment: [{ name: "FENCELINE_RETENTION_DAYS", default: "30", description: "days the audit detail is kept at least" }, ...DATABASE_ENVIRONMENT],
+  environment: [{ name: "FENCELINE_RETENTION_DAYS", default: "30", description: "days the audit detail is kept at least" }, ...SESSION_DATABASE_ENVIRONMENT],
   examples: ["FENCELINE_RETENTION_DAYS=90 npm run retention"],
 });
 
 const keepMs = integerFromEnv("FENCELINE_RETENTION_DAYS", 30, { min: 1 }) * 86_400_000;
-const pool = createPool((await resolveAppDatabase()).url, { applicationName: "fenceline-retention" });
+const pool = createPool(directDatabaseUrl() ?? (await resolveAppDatabase()).url, { applicationName: "fenceline-retention" });
 try {
   const created = await ensureHistoryPartitions(pool);
   const expired = await dropExpiredHistory(pool, { keepMs });
