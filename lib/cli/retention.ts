@@ -7,7 +7,7 @@
  * which autovacuum never does.
  */
 import { createPool, directDatabaseUrl } from "@/lib/db/pool";
-import { analyzeHistory, dropExpiredHistory, ensureHistoryPartitions } from "@/lib/engine/retention";
+import { retentionSummary, runRetention } from "@/lib/engine/retention";
 import { integerFromEnv } from "@/lib/env";
 import { command, resolveAppDatabase, SESSION_DATABASE_ENVIRONMENT } from "./command";
 
@@ -23,17 +23,7 @@ command({
 const keepMs = integerFromEnv("FENCELINE_RETENTION_DAYS", 30, { min: 1 }) * 86_400_000;
 const pool = createPool(directDatabaseUrl() ?? (await resolveAppDatabase()).url, { applicationName: "fenceline-retention" });
 try {
-  const created = await ensureHistoryPartitions(pool);
-  const expired = await dropExpiredHistory(pool, { keepMs });
-  await analyzeHistory(pool);
-  console.log(
-    JSON.stringify({
-      keptDays: keepMs / 86_400_000,
-      created,
-      dropped: expired.filter((month) => month.dropped).map(({ partition, rows }) => ({ partition, rows })),
-      kept: expired.filter((month) => !month.dropped).map(({ partition, rows, heldBySteps }) => ({ partition, rows, heldBySteps })),
-    }),
-  );
+  console.log(JSON.stringify({ keptDays: keepMs / 86_400_000, ...retentionSummary(await runRetention(pool, { keepMs })) }));
 } finally {
   await pool.end();
 }

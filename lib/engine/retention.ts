@@ -63,3 +63,54 @@ export async function dropExpiredHistory(pool: Pool, policy: RetentionPolicy): P
 export async function analyzeHistory(pool: Pool): Promise<void> {
   await pool.query(sql.analyzeHistory);
 }
+
+/** What one run of the retention job did. */
+export type RetentionReport = {
+  /** Partitions created for the months ahead (and for rows found in a default partition). */
+  readonly created: string[];
+  /** Every expired month, dropped or kept. */
+  readonly expired: ExpiredPartition[];
+};
+
+/** One run of the retention job: the months ahead, the expired months, the parents' statistics. */
+export async function runRetention(pool: Pool, policy: RetentionPolicy): Promise<RetentionReport> {
+  const created = await ensureHistoryPartitions(pool);
+  const expired = await dropExpiredHistory(pool, policy);
+  await analyzeHistory(pool);
+  return { created, expired };
+}
+
+/** Retention without anyone running a command: how often, and what it keeps. */
+export type RetentionSchedule = RetentionPolicy & {
+  /** A run begins at most this often across every process that offers (database clock). */
+  readonly everyMs: number;
+};
+
+const SCHEDULED_JOB = "retention";
+
+/**
+ * Runs the retention job if no process began a run in the last `everyMs` (maintenance_run's
+ * guarded claim; null when not due or another process has it). A failed run clears its claim,
+ * so the next offer retries, and rethrows.
+ */
+export async function runScheduledRetention(pool: Pool, schedule: RetentionSchedule): Promise<RetentionReport | null> {
+  const [claim] = await run<{ started_at: string }>(pool, sql.claimScheduledRun, [SCHEDULED_JOB, schedule.everyMs]);
+  if (!claim) return null;
+  try {
+    const report = await runRetention(pool, schedule);
+    await run(pool, sql.finishScheduledRun, [SCHEDULED_JOB, claim.started_at, JSON.stringify(report)]);
+    return report;
+  } catch (error) {
+    await run(pool, sql.abandonScheduledRun, [SCHEDULED_JOB, claim.started_at, error instanceof Error ? error.message : String(error)]);
+    throw error;
+  }
+}
+
+/** A run's report as the retention command prints it: what was created, dropped, and kept and why. */
+export function retentionSummary({ created, expired }: RetentionReport) {
+  return {
+    created,
+    dropped: expired.filter((month) => month.dropped).map(({ partition, rows }) => ({ partition, rows })),
+    kept: expired.filter((month) => !month.dropped).map(({ partition, rows, heldBySteps }) => ({ partition, rows, heldBySteps })),
+  };
+}

@@ -30,3 +30,30 @@ FROM fl_drop_expired_history_partitions(now() - $1::bigint * interval '1 millise
  * query over the parent (a step's history, the metrics' ranges) from the parent's statistics.
  */
 export const analyzeHistory = "ANALYZE lease_event, fencing_rejection, late_observation, recovery_decision";
+
+/**
+ * Claims the scheduled run of job $1 when none began in the last $2 ms (or the last one failed
+ * and cleared its claim): one guarded update, so of several coordinators offering at once one
+ * wins, and the others wait for its commit and then see the fresh start time.
+ */
+export const claimScheduledRun: NamedSql = {
+  name: "fl_claim_scheduled_run",
+  text: `
+UPDATE maintenance_run
+SET started_at = now(), finished_at = NULL
+WHERE job = $1 AND (started_at IS NULL OR started_at <= now() - $2::bigint * interval '1 millisecond')
+-- As text: a JavaScript Date would drop the microseconds the later updates match on.
+RETURNING started_at::text AS started_at`,
+};
+
+/** Records the end of job $1's run that began at $2, with its report $3. */
+export const finishScheduledRun: NamedSql = {
+  name: "fl_finish_scheduled_run",
+  text: "UPDATE maintenance_run SET finished_at = now(), report = $3::jsonb WHERE job = $1 AND started_at = $2::timestamptz",
+};
+
+/** A run of job $1 that began at $2 failed: its claim goes, so the next offer tries again. */
+export const abandonScheduledRun: NamedSql = {
+  name: "fl_abandon_scheduled_run",
+  text: "UPDATE maintenance_run SET started_at = NULL, report = jsonb_build_object('error', $3::text) WHERE job = $1 AND started_at = $2::timestamptz",
+};
