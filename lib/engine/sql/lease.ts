@@ -85,7 +85,9 @@ SELECT p.id AS step_id, p.workflow_id, p.kind, p.version AS workflow_version, p.
        p.attempts_started, p.attempt_budget, p.renew_every_ms, p.lease_ttl_ms, p.grace_ms, p.attempt_deadline_ms,
        p.deadline_at, l.expires_at, l.checkpoint_version, now() AS db_now,
        (SELECT coalesce(jsonb_object_agg(d.name, r.observed_result), '{}')
-        FROM step_dependency sd JOIN step d ON d.id = sd.depends_on_step_id JOIN receipt r ON r.step_id = d.id
+        -- Through receipt_step to the receipt's id: a read by id prunes to one month of receipts.
+        FROM step_dependency sd JOIN step d ON d.id = sd.depends_on_step_id
+        JOIN receipt_step rs ON rs.step_id = d.id JOIN receipt r ON r.id = rs.receipt_id
         WHERE sd.step_id = p.id) AS dependency_results
 FROM policy p JOIN new_attempt l ON l.step_id = p.id`,
   };
