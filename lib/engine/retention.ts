@@ -4,6 +4,8 @@
  * of audit detail (lease events, fencing rejections, late observations, recovery decisions) once
  * they are older than the policy allows, unless a step that is not settled for good still has
  * evidence in them. Dropping a partition deletes no rows: no dead tuples, no vacuum, little WAL.
+ * Attempts and receipts, kept forever, are partitioned by month too: an old settled month of them
+ * is detached into the archive schema instead, where it stays queryable.
  */
 import type { Pool } from "pg";
 import { inTransaction, run } from "./db";
@@ -34,15 +36,60 @@ export const MONTHS_AHEAD = 2;
  */
 const LOCK_TIMEOUT = "2s";
 
-/** Creates the history partitions from `from`'s month (default: now) through MONTHS_AHEAD months ahead. */
+/**
+ * Creates the partitions of the history tables, and of attempts and receipts, from `from`'s month
+ * (default: now) through MONTHS_AHEAD months ahead.
+ */
 export async function ensureHistoryPartitions(pool: Pool, from?: Date): Promise<string[]> {
   return inTransaction(pool, async (client) => {
     await client.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
     const { rows } = await client.query<{ now: Date }>("SELECT now()");
     const now = rows[0]!.now;
     const through = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + MONTHS_AHEAD, 1));
-    const created = await run<{ created: string }>(client, sql.ensureHistoryPartitions, [from ?? now, through]);
+    const created = [
+      ...(await run<{ created: string }>(client, sql.ensureHistoryPartitions, [from ?? now, through])),
+      ...(await run<{ created: string }>(client, sql.ensureSafetyPartitions, [from ?? now, through])),
+    ];
     return created.map((row) => row.created);
+  });
+}
+
+/** One expired month of receipts or attempts: detached into the archive schema, or kept and why. */
+export type ExpiredSafetyPartition = {
+  readonly table: string;
+  readonly partition: string;
+  readonly rows: number;
+  /** Steps not settled for good with rows in it; 0 when detached. */
+  readonly heldBySteps: number;
+  /** For attempts: receipts still attached that name one of its attempts; 0 when detached. */
+  readonly referencedBy: number;
+  readonly detached: boolean;
+};
+
+/** The schema detached months of attempts and receipts go to: the engine's, with `_archive`. */
+export const archiveSchemaOf = (engineSchema: string): string => `${engineSchema}_archive`;
+
+/**
+ * Detaches the expired months of receipts and attempts that no unsettled step needs (receipts
+ * first; attempts a still-attached receipt names stay) into the archive schema, never dropping
+ * them: SPEC keeps both forever. Returns every expired month.
+ */
+export async function detachExpiredSafetyState(pool: Pool, policy: RetentionPolicy): Promise<ExpiredSafetyPartition[]> {
+  return inTransaction(pool, async (client) => {
+    await client.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
+    const rows = await run<{ table_name: string; partition_name: string; rows: number; held_by_steps: number; referenced_by: number; detached: boolean }>(
+      client,
+      sql.detachExpiredSafetyPartitions,
+      [policy.keepMs, FINAL_STEP_STATES],
+    );
+    return rows.map((row) => ({
+      table: row.table_name,
+      partition: row.partition_name,
+      rows: row.rows,
+      heldBySteps: row.held_by_steps,
+      referencedBy: row.referenced_by,
+      detached: row.detached,
+    }));
   });
 }
 
@@ -68,16 +115,19 @@ export async function analyzeHistory(pool: Pool): Promise<void> {
 export type RetentionReport = {
   /** Partitions created for the months ahead (and for rows found in a default partition). */
   readonly created: string[];
-  /** Every expired month, dropped or kept. */
+  /** Every expired month of audit detail, dropped or kept. */
   readonly expired: ExpiredPartition[];
+  /** Every expired month of attempts and receipts, detached or kept. */
+  readonly expiredSafetyState: ExpiredSafetyPartition[];
 };
 
 /** One run of the retention job: the months ahead, the expired months, the parents' statistics. */
 export async function runRetention(pool: Pool, policy: RetentionPolicy): Promise<RetentionReport> {
   const created = await ensureHistoryPartitions(pool);
   const expired = await dropExpiredHistory(pool, policy);
+  const expiredSafetyState = await detachExpiredSafetyState(pool, policy);
   await analyzeHistory(pool);
-  return { created, expired };
+  return { created, expired, expiredSafetyState };
 }
 
 /** Retention without anyone running a command: how often, and what it keeps. */
@@ -107,10 +157,14 @@ export async function runScheduledRetention(pool: Pool, schedule: RetentionSched
 }
 
 /** A run's report as the retention command prints it: what was created, dropped, and kept and why. */
-export function retentionSummary({ created, expired }: RetentionReport) {
+export function retentionSummary({ created, expired, expiredSafetyState }: RetentionReport) {
   return {
     created,
     dropped: expired.filter((month) => month.dropped).map(({ partition, rows }) => ({ partition, rows })),
-    kept: expired.filter((month) => !month.dropped).map(({ partition, rows, heldBySteps }) => ({ partition, rows, heldBySteps })),
+    detached: expiredSafetyState.filter((month) => month.detached).map(({ partition, rows }) => ({ partition, rows })),
+    kept: [
+      ...expired.filter((month) => !month.dropped).map(({ partition, rows, heldBySteps }) => ({ partition, rows, heldBySteps })),
+      ...expiredSafetyState.filter((month) => !month.detached).map(({ partition, rows, heldBySteps, referencedBy }) => ({ partition, rows, heldBySteps, referencedBy })),
+    ],
   };
 }

@@ -6,11 +6,12 @@
 -- The partition key is the id, made time-ordered: new ids are UUIDv7 from the database clock
 -- (fl_uuid_v7), so a month is a range of ids, the primary key stays (id), every reference by
 -- attempt id stays valid, and a lookup by id prunes to one partition. Existing rows keep their
--- random (v4) ids, whose first 48 bits mean nothing: those below this month's first id go to
--- <table>_legacy_before, those from 0x04000000… (a v7 id of May 2109) up to <table>_legacy_after,
--- and the few between (about 1 % of them) to the default partition, from which creating a month
--- moves any that fall in it. The legacy partitions are never detached: their ids say nothing of
--- their age.
+-- random (v4) ids, whose first 48 bits mean nothing: those below the first v7 id of 2020 (about
+-- 0.6 % of them) go to <table>_legacy_before, those from 0x04000000… (a v7 id of May 2109) up
+-- (98.4 %) to <table>_legacy_after, and the rest (1.0 %) to the default partition, from which
+-- creating a month moves any that fall in it. Months from 2020 on can be created, for rows
+-- written with an earlier id (seeded history, tests). The legacy partitions are never detached:
+-- their ids say nothing of their age.
 --
 -- A partitioned table's unique indexes must hold its key, so three guards move:
 --   receipt(step_id) unique   → receipt_step, a small unpartitioned table (step id → receipt id)
@@ -151,6 +152,11 @@ BEGIN
       -- Not CONCURRENTLY: PostgreSQL refuses it while the table has a default partition.
       EXECUTE format('ALTER TABLE %I DETACH PARTITION %I', p.parent, p.child);
       EXECUTE format('ALTER TABLE %I SET SCHEMA %I', p.child, archive);
+      -- A detached partition loses the triggers it had from its parent; receipts stay permanent.
+      IF p.parent = 'receipt' THEN
+        EXECUTE format('CREATE TRIGGER "receipt_permanent" BEFORE UPDATE OR DELETE ON %I.%I FOR EACH ROW EXECUTE FUNCTION %I."fl_forbid_receipt_change"()',
+                       archive, p.child, current_schema());
+      END IF;
     END IF;
     RETURN NEXT;
   END LOOP;
@@ -225,7 +231,7 @@ BEGIN
                    t.table_name, old_name);
     EXECUTE format('ALTER TABLE %I ALTER COLUMN "id" SET DEFAULT fl_uuid_v7()', t.table_name);
     EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (MINVALUE) TO (%L)%s',
-                   t.table_name || '_legacy_before', t.table_name, fl_uuid_v7_floor(this_month), t.storage);
+                   t.table_name || '_legacy_before', t.table_name, fl_uuid_v7_floor('2020-01-01 00:00:00+00'), t.storage);
     EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (MAXVALUE)%s',
                    t.table_name || '_legacy_after', t.table_name, '04000000-0000-0000-0000-000000000000', t.storage);
     EXECUTE format('CREATE TABLE %I PARTITION OF %I DEFAULT%s', t.table_name || '_default', t.table_name, t.storage);
