@@ -131,7 +131,9 @@ test("the engine runs beside an adopter's own step, lease and attempt tables, an
   await outsider(url, async (client) => {
     expect(await adopters(client)).toEqual(before);
     const fenceline = (await objectsBySchema(client)).filter((o) => o.schema === "fenceline");
-    expect(fenceline.find((o) => o.kind === "relation r")?.names).toEqual(expect.arrayContaining(["_prisma_migrations", "attempt", "receipt", "step", "workflow"]));
+    expect(fenceline.find((o) => o.kind === "relation r")?.names).toEqual(expect.arrayContaining(["_prisma_migrations", "receipt_step", "step", "workflow"]));
+    // Partitioned by time (decision 017): the parents, their months in partitions beside them.
+    expect(fenceline.find((o) => o.kind === "relation p")?.names).toEqual(expect.arrayContaining(["attempt", "lease_event", "receipt"]));
     // The lease is read from the attempt that carries it (decision 007).
     expect(fenceline.find((o) => o.kind === "relation v")?.names).toEqual(expect.arrayContaining(["lease", "lease_history"]));
     expect(fenceline.find((o) => o.kind === "function")?.names).toContain("fl_current_epoch");
