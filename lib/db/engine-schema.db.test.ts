@@ -256,3 +256,53 @@ test("moving the lease onto its attempt keeps every lease and reads the converte
   ]);
   await runTheEngine(pool);
 });
+
+test("partitioning attempts and receipts keeps every row and id, and a step's receipt stays its only one", async () => {
+  const url = await emptyDatabase();
+  const before = await mkdtemp(path.join(tmpdir(), "fenceline-migrations-"));
+  cleanups.push(() => rm(before, { recursive: true, force: true }));
+  for (const name of (await readdir(MIGRATIONS_DIR)).filter((n) => n < "20261205100000")) {
+    await cp(path.join(MIGRATIONS_DIR, name), path.join(before, name), { recursive: true });
+  }
+  await deployMigrations(url, { migrationsDir: before });
+  const pool = poolFor(url, "fenceline");
+  // What the engine wrote before: completed steps with random (v4) ids on their attempts and
+  // receipts, chosen so one lands in each legacy range and one in the default partition.
+  const ids = ["00000000-0000-4000-8000-000000000001", "02000000-0000-4000-8000-000000000002", "f0000000-0000-4000-8000-000000000003"];
+  await pool.query(
+    `WITH w AS (
+       INSERT INTO workflow (kind, input, input_digest, requester, tracking_token, steps_remaining)
+       VALUES ('old', '{}', 'sha256:old', 'test', 'old-token-partitions-0123456789a', 0) RETURNING id
+     ), s AS (
+       INSERT INTO step (workflow_id, name, position, adapter, adapter_version, operation, step_class, input_digest, state, fencing_term, attempt_budget)
+       SELECT w.id, 'step-' || n, n, 'pure', '1', 'noop', 'pure', 'sha256:old', 'completed', 1, 5 FROM w, generate_series(1, 3) n
+       RETURNING id, workflow_id, position
+     ), a AS (
+       INSERT INTO attempt (id, step_id, workflow_id, fencing_term, epoch, owner_session_id, mode, input_digest, checkpoint, deadline_at,
+                            created_at, outcome, ended_at, policy_version, expires_at, end_reason)
+       SELECT ($1::uuid[])[s.position], s.id, s.workflow_id, 1, 1, gen_random_uuid(), 'execute', 'sha256:old', 'receipt_committed',
+              now() + interval '5 minutes', now(), 'effect', now(), 1, now() + interval '30 seconds', 'receipt'
+       FROM s RETURNING id, step_id, workflow_id
+     )
+     INSERT INTO receipt (id, workflow_id, step_id, attempt_id, input_digest, verification_method, fencing_term, epoch)
+     SELECT a.id, a.workflow_id, a.step_id, a.id, 'sha256:old', 'direct_response', 1, 1 FROM a`,
+    [ids],
+  );
+  const rowsOf = async (table: string) =>
+    (await pool.query(`SELECT id::text, tableoid::regclass::text AS partition FROM ${table} ORDER BY id`)).rows;
+  expect(await deployMigrations(url)).toContain("20261205100000_attempts_and_receipts_partitioned_by_time");
+  for (const table of ["attempt", "receipt"]) {
+    expect(await rowsOf(table)).toEqual([
+      { id: ids[0], partition: `${table}_legacy_before` },
+      { id: ids[1], partition: `${table}_default` },
+      { id: ids[2], partition: `${table}_legacy_after` },
+    ]);
+  }
+  expect((await pool.query("SELECT step_id FROM receipt_step")).rows).toHaveLength(3);
+  // New ids are time-ordered and land in this month's partition.
+  const [fresh] = (await pool.query("SELECT fl_uuid_v7() AS id, 'attempt_' || to_char(now() AT TIME ZONE 'UTC', 'YYYY_MM') AS month")).rows;
+  expect(fresh.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/);
+  await runTheEngine(pool);
+  const { rows } = await pool.query("SELECT DISTINCT tableoid::regclass::text AS partition FROM attempt WHERE id <> ALL ($1::uuid[])", [ids]);
+  expect(rows).toEqual([{ partition: fresh.month }]);
+});
