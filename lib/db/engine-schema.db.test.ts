@@ -299,6 +299,14 @@ test("partitioning attempts and receipts keeps every row and id, and a step's re
     ]);
   }
   expect((await pool.query("SELECT step_id FROM receipt_step")).rows).toHaveLength(3);
+  // 0x020000000000 ms is September 2039: creating that month moves the default partition's row
+  // into it, receipts too (their permanence allows this one move).
+  const month = (await pool.query("SELECT created FROM fl_ensure_safety_partitions('2039-09-10', '2039-09-10') created ORDER BY 1")).rows;
+  expect(month).toEqual([{ created: "attempt_2039_09" }, { created: "receipt_2039_09" }]);
+  for (const table of ["attempt", "receipt"]) {
+    expect((await rowsOf(table))[1]).toEqual({ id: ids[1], partition: `${table}_2039_09` });
+  }
+  await expect(pool.query("DELETE FROM receipt")).rejects.toThrow(/receipt is permanent/);
   // New ids are time-ordered and land in this month's partition.
   const [fresh] = (await pool.query("SELECT fl_uuid_v7() AS id, 'attempt_' || to_char(now() AT TIME ZONE 'UTC', 'YYYY_MM') AS month")).rows;
   expect(fresh.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/);
