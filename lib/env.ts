@@ -27,3 +27,14 @@ export function requiredEnv(name: string, why: string): string {
   if (!value) throw new SettingError(`${name} is not set (${why})`);
   return value;
 }
+
+/**
+ * The retention job's schedule for the coordinators (lib/engine/retention.ts runScheduledRetention):
+ * FENCELINE_RETENTION_EVERY_HOURS (default 24; 0 turns the schedule off, for a deployment that
+ * runs `npm run retention` from cron) and FENCELINE_RETENTION_DAYS (default 30). Null when off.
+ */
+export function retentionScheduleFromEnv(): { everyMs: number; keepMs: number } | null {
+  const hours = integerFromEnv("FENCELINE_RETENTION_EVERY_HOURS", 24, { min: 0 });
+  if (hours === 0) return null;
+  return { everyMs: hours * 3_600_000, keepMs: integerFromEnv("FENCELINE_RETENTION_DAYS", 30, { min: 1 }) * 86_400_000 };
+}

@@ -11,6 +11,7 @@
  * Engine refusals travel as problem+json with their `code` and the error's fields (toProblem), so
  * the client can raise the same error classes the direct transport raises.
  */
+import { retentionScheduleFromEnv } from "@/lib/env";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Pool } from "pg";
 import type { z } from "zod";
@@ -63,7 +64,7 @@ function stateOf(pool: Pool): PoolState {
   let state = states.get(pool);
   if (!state) {
     const listenPool = sessionPoolOf(pool);
-    state = { waiter: directCoordinator(pool, { listenPool }), sessions: new Map(), tokens: workerTokenCache(pool, listenPool) };
+    state = { waiter: directCoordinator(pool, { listenPool, retention: retentionScheduleFromEnv() }), sessions: new Map(), tokens: workerTokenCache(pool, listenPool) };
     states.set(pool, state);
     // The listeners hold connections of the pool, and pool.end() waits for every connection to
     // come back: ending the pool closes them first, whoever ends it.

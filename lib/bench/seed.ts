@@ -91,6 +91,12 @@ async function generatedAtOf(url: string, marker: { scale: number; version: numb
 
 /** Deterministic, evenly spread UUIDs (md5 of a tag and a number), so inserts are not in key order. */
 const uuidOf = (tag: string, expression: string) => `md5('${tag}' || (${expression}))::uuid`;
+/**
+ * A deterministic id of the moment `at`: uuidOf's, behind `at`'s UUIDv7 prefix, so the row lands
+ * in its month's partition of attempt or receipt (partitioned by time-ordered id).
+ */
+const timedUuidOf = (tag: string, expression: string, at: string) =>
+  `encode(overlay(uuid_send(${uuidOf(tag, expression)}) PLACING substring(uuid_send(fl_uuid_v7_floor(${at})) FROM 1 FOR 6) FROM 1 FOR 6), 'hex')::uuid`;
 
 async function generate(client: pg.Client, workflows: number, log: (line: string) => void): Promise<void> {
   const W = workflows;
@@ -98,6 +104,8 @@ async function generate(client: pg.Client, workflows: number, log: (line: string
   // Position in history of workflow w, newest last: its creation time.
   const createdAt = (w: string) => `(now() - ((${W} - ${w})::float8 / ${W}) * interval '${HISTORY_DAYS} days')`;
   const stepCreated = (n: string) => createdAt(`(${n}) / ${STEPS_PER_WORKFLOW}`);
+  // Attempt t of step n begins 20 s after the one before it.
+  const attemptIdOf = (n: string, t: string) => timedUuidOf("a", `${n} || '.' || ${t}`, `${stepCreated(n)} + ((${t}) - 1) * interval '20 seconds'`);
   // Newest 0.5% of steps are still in flight; the newest 10% of review cases are still open.
   const inFlight = (n: string) => `((${n}) >= ${Math.floor(S * 0.995)})`;
   const twoAttempts = (n: string) => `((${n}) % 20 = 3)`;
@@ -117,6 +125,7 @@ async function generate(client: pg.Client, workflows: number, log: (line: string
   for (const { indexname } of indexes) await client.query(`DROP INDEX ${pg.escapeIdentifier(indexname)}`);
   // The history's months exist before it is written, so no row lands in a default partition.
   await client.query(`SELECT fl_ensure_history_partitions(now() - interval '${HISTORY_DAYS + 1} days', now())`);
+  await client.query(`SELECT fl_ensure_safety_partitions(now() - interval '${HISTORY_DAYS + 1} days', now())`);
 
   const timed = async (label: string, sql: string) => {
     const startedAt = performance.now();
@@ -169,7 +178,7 @@ async function generate(client: pg.Client, workflows: number, log: (line: string
                           adapter_version, checkpoint, deadline_at, created_at, invocation_began_at, response_observed_at,
                           external_reference, observed_result, outcome, outcome_reason, ended_at,
                           policy_version, renewed_at, expires_at, checkpoint_version, end_reason)
-     SELECT ${uuidOf("a", "n || '.' || t")}, ${uuidOf("s", "n")}, ${uuidOf("w", `n / ${STEPS_PER_WORKFLOW}`)}, t, 1, ${session("n + t")},
+     SELECT ${attemptIdOf("n", "t")}, ${uuidOf("s", "n")}, ${uuidOf("w", `n / ${STEPS_PER_WORKFLOW}`)}, t, 1, ${session("n + t")},
             CASE WHEN t = 1 THEN 'execute' ELSE 'retry_same_identity' END::attempt_mode, 'fl-' || n, md5('step' || n), '1',
             CASE WHEN NOT ${isLast} THEN 'invocation_began' WHEN ${finished} THEN 'receipt_committed' WHEN ${openReview("n")} THEN 'invocation_began'
                  ELSE 'created' END::attempt_checkpoint,
@@ -210,17 +219,19 @@ async function generate(client: pg.Client, workflows: number, log: (line: string
   );
   await timed(
     "receipts",
-    `INSERT INTO receipt (workflow_id, step_id, attempt_id, input_digest, adapter_version, request_identity, external_reference,
+    `INSERT INTO receipt (id, workflow_id, step_id, attempt_id, input_digest, adapter_version, request_identity, external_reference,
                           observed_result, verification_method, fencing_term, epoch, created_at)
-     SELECT ${uuidOf("w", `n / ${STEPS_PER_WORKFLOW}`)}, ${uuidOf("s", "n")}, ${uuidOf("a", `n || '.' || CASE WHEN ${twoAttempts("n")} THEN 2 ELSE 1 END`)},
+     SELECT ${timedUuidOf("r", "n", `${stepCreated("n")} + interval '1 minute'`)}, ${uuidOf("w", `n / ${STEPS_PER_WORKFLOW}`)}, ${uuidOf("s", "n")}, ${attemptIdOf("n", `CASE WHEN ${twoAttempts("n")} THEN 2 ELSE 1 END`)},
             md5('step' || n), '1', 'fl-' || n, 'ext-' || n, '{"ok":true}'::jsonb, 'direct_response',
             CASE WHEN ${twoAttempts("n")} THEN 2 ELSE 1 END, 1, ${stepCreated("n")} + interval '1 minute'
      FROM ${steps()} WHERE ${finished}`,
   );
+  // One receipt per step, as the receipt statement records it (receipt_step's primary key).
+  await timed("receipt guards", "INSERT INTO receipt_step (step_id, receipt_id) SELECT step_id, id FROM receipt");
   await timed(
     "recovery decisions",
     `INSERT INTO recovery_decision (step_id, attempt_id, fencing_term, epoch, trigger, category, evidence, observed_expires_at, decided_at, decided_by)
-     SELECT ${uuidOf("s", "n")}, ${uuidOf("a", "n || '.1'")}, 1, 1, 'lease_expired', 'make_ready',
+     SELECT ${uuidOf("s", "n")}, ${attemptIdOf("n", "1")}, 1, 1, 'lease_expired', 'make_ready',
             '{"checkpoint":"created"}'::jsonb, ${stepCreated("n")} + interval '19 seconds', ${stepCreated("n")} + interval '20 seconds', 'bench'
      FROM ${steps()} WHERE ${twoAttempts("n")}`,
   );

@@ -142,6 +142,16 @@ export function resolveAppDatabase(): Promise<ResolvedDatabase> {
   return resolveDatabaseUrl({ database: process.env.DATABASE_URL ? undefined : process.env.FENCELINE_DATABASE || undefined });
 }
 
+/**
+ * DATABASE_ENVIRONMENT with DATABASE_DIRECT_URL, for the commands that need a session of their
+ * own (DDL under `SET LOCAL lock_timeout`, session advisory locks): behind PgBouncer in
+ * transaction mode they connect past it, as lib/db/pool.ts directDatabaseUrl resolves it.
+ */
+export const SESSION_DATABASE_ENVIRONMENT: EnvironmentSpec[] = [
+  { name: "DATABASE_DIRECT_URL", default: "unset", description: "the database without the pooler; used instead of DATABASE_URL when set" },
+  ...DATABASE_ENVIRONMENT,
+];
+
 let exiting: Promise<never> | undefined;
 
 /** Releases the embedded database, then ends the process with `code`. Later calls wait for the first. */

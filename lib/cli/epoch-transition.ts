@@ -5,12 +5,12 @@
  * destination stays blocked.
  */
 import { auditEpochTransition } from "@/lib/audit/log";
-import { createPool } from "@/lib/db/pool";
+import { createPool, directDatabaseUrl } from "@/lib/db/pool";
 import { runEpochTransition } from "@/lib/engine/epoch";
 import { registeredEpochDestinations } from "@/lib/engine/epoch-admin";
 import { TransitionInProgressError } from "@/lib/engine/errors";
 import { integerFromEnv } from "@/lib/env";
-import { command, DATABASE_ENVIRONMENT, resolveAppDatabase } from "./command";
+import { command, resolveAppDatabase, SESSION_DATABASE_ENVIRONMENT } from "./command";
 
 const { values } = command({
   name: "npm run epoch:transition",
@@ -18,12 +18,12 @@ const { values } = command({
   options: { reason: { type: "string", valueName: "text", default: "manual transition (npm run epoch:transition)", description: "why, kept in the audit log" } },
   environment: [
     { name: "FENCELINE_EPOCH_DRAIN_MS", default: "10000", description: "how long in-flight attempts may finish before their leases are revoked" },
-    ...DATABASE_ENVIRONMENT,
+    ...SESSION_DATABASE_ENVIRONMENT,
   ],
   examples: ['npm run epoch:transition -- --reason "restored from the 03:00 backup"'],
 });
 const drainTimeoutMs = integerFromEnv("FENCELINE_EPOCH_DRAIN_MS", 10_000);
-const pool = createPool((await resolveAppDatabase()).url, { applicationName: "fenceline-epoch-transition" });
+const pool = createPool(directDatabaseUrl() ?? (await resolveAppDatabase()).url, { applicationName: "fenceline-epoch-transition" });
 try {
   const result = await runEpochTransition(pool, {
     reason: values.reason,

@@ -22,7 +22,7 @@ import { directCoordinator } from "@/lib/worker/direct-coordinator";
 import { httpCoordinator, WorkerTransportError } from "@/lib/worker/http-coordinator";
 import { hooksFromEnvironment } from "@/lib/worker/hooks";
 import { Worker } from "@/lib/worker/worker";
-import { integerFromEnv, requiredEnv, SettingError } from "@/lib/env";
+import { integerFromEnv, requiredEnv, retentionScheduleFromEnv, SettingError } from "@/lib/env";
 import { command, CommandError, DATABASE_ENVIRONMENT, exit, resolveAppDatabase } from "./command";
 
 command({
@@ -35,6 +35,8 @@ command({
     { name: "FENCELINE_WORKER_CONCURRENCY", default: "10", description: "attempts run at once" },
     { name: "FENCELINE_POLL_INTERVAL_MS", default: "1000", description: "longest wait for work when no notification arrives" },
     { name: "FENCELINE_RECOVERY_INTERVAL_MS", default: "1000", description: "recovery scan interval" },
+    { name: "FENCELINE_RETENTION_EVERY_HOURS", default: "24", description: "with direct: the retention job runs this often across all coordinators (0: never, run `npm run retention` yourself)" },
+    { name: "FENCELINE_RETENTION_DAYS", default: "30", description: "with direct: days the audit detail is kept at least" },
     { name: "FENCELINE_DESTINATION_URL", default: "http://127.0.0.1:4100", description: "the demo's synthetic destination service" },
     { name: "FENCELINE_COORDINATOR_URL", description: "with http: the web app's origin" },
     { name: "FENCELINE_WORKER_TOKEN", description: "with http: the worker token (an admin creates one at /admin)" },
@@ -66,7 +68,7 @@ const pool =
     ? createPool((await resolveAppDatabase()).url, { applicationName: processName(), max: Math.min(20, concurrency + 3), sessionConnectionString: directDatabaseUrl() })
     : null;
 const coordinator: Coordinator = pool
-  ? directCoordinator(pool, { listenPool: sessionPoolOf(pool) })
+  ? directCoordinator(pool, { listenPool: sessionPoolOf(pool), retention: retentionScheduleFromEnv() })
   : httpCoordinator({
       baseUrl: requiredEnv("FENCELINE_COORDINATOR_URL", "needed with FENCELINE_WORKER_TRANSPORT=http"),
       token: requiredEnv("FENCELINE_WORKER_TOKEN", "needed with FENCELINE_WORKER_TRANSPORT=http"),

@@ -131,7 +131,9 @@ test("the engine runs beside an adopter's own step, lease and attempt tables, an
   await outsider(url, async (client) => {
     expect(await adopters(client)).toEqual(before);
     const fenceline = (await objectsBySchema(client)).filter((o) => o.schema === "fenceline");
-    expect(fenceline.find((o) => o.kind === "relation r")?.names).toEqual(expect.arrayContaining(["_prisma_migrations", "attempt", "receipt", "step", "workflow"]));
+    expect(fenceline.find((o) => o.kind === "relation r")?.names).toEqual(expect.arrayContaining(["_prisma_migrations", "receipt_step", "step", "workflow"]));
+    // Partitioned by time (decision 017): the parents, their months in partitions beside them.
+    expect(fenceline.find((o) => o.kind === "relation p")?.names).toEqual(expect.arrayContaining(["attempt", "lease_event", "receipt"]));
     // The lease is read from the attempt that carries it (decision 007).
     expect(fenceline.find((o) => o.kind === "relation v")?.names).toEqual(expect.arrayContaining(["lease", "lease_history"]));
     expect(fenceline.find((o) => o.kind === "function")?.names).toContain("fl_current_epoch");
@@ -253,4 +255,62 @@ test("moving the lease onto its attempt keeps every lease and reads the converte
     { kind: "released", reason: "receipt committed", at: new Date("2026-11-30T10:00:40Z") },
   ]);
   await runTheEngine(pool);
+});
+
+test("partitioning attempts and receipts keeps every row and id, and a step's receipt stays its only one", async () => {
+  const url = await emptyDatabase();
+  const before = await mkdtemp(path.join(tmpdir(), "fenceline-migrations-"));
+  cleanups.push(() => rm(before, { recursive: true, force: true }));
+  for (const name of (await readdir(MIGRATIONS_DIR)).filter((n) => n < "20261205100000")) {
+    await cp(path.join(MIGRATIONS_DIR, name), path.join(before, name), { recursive: true });
+  }
+  await deployMigrations(url, { migrationsDir: before });
+  const pool = poolFor(url, "fenceline");
+  // What the engine wrote before: completed steps with random (v4) ids on their attempts and
+  // receipts, chosen so one lands in each legacy range and one in the default partition.
+  const ids = ["00000000-0000-4000-8000-000000000001", "02000000-0000-4000-8000-000000000002", "f0000000-0000-4000-8000-000000000003"];
+  await pool.query(
+    `WITH w AS (
+       INSERT INTO workflow (kind, input, input_digest, requester, tracking_token, steps_remaining)
+       VALUES ('old', '{}', 'sha256:old', 'test', 'old-token-partitions-0123456789a', 0) RETURNING id
+     ), s AS (
+       INSERT INTO step (workflow_id, name, position, adapter, adapter_version, operation, step_class, input_digest, state, fencing_term, attempt_budget)
+       SELECT w.id, 'step-' || n, n, 'pure', '1', 'noop', 'pure', 'sha256:old', 'completed', 1, 5 FROM w, generate_series(1, 3) n
+       RETURNING id, workflow_id, position
+     ), a AS (
+       INSERT INTO attempt (id, step_id, workflow_id, fencing_term, epoch, owner_session_id, mode, input_digest, checkpoint, deadline_at,
+                            created_at, outcome, ended_at, policy_version, expires_at, end_reason)
+       SELECT ($1::uuid[])[s.position], s.id, s.workflow_id, 1, 1, gen_random_uuid(), 'execute', 'sha256:old', 'receipt_committed',
+              now() + interval '5 minutes', now(), 'effect', now(), 1, now() + interval '30 seconds', 'receipt'
+       FROM s RETURNING id, step_id, workflow_id
+     )
+     INSERT INTO receipt (id, workflow_id, step_id, attempt_id, input_digest, verification_method, fencing_term, epoch)
+     SELECT a.id, a.workflow_id, a.step_id, a.id, 'sha256:old', 'direct_response', 1, 1 FROM a`,
+    [ids],
+  );
+  const rowsOf = async (table: string) =>
+    (await pool.query(`SELECT id::text, tableoid::regclass::text AS partition FROM ${table} ORDER BY id`)).rows;
+  expect(await deployMigrations(url)).toContain("20261205100000_attempts_and_receipts_partitioned_by_time");
+  for (const table of ["attempt", "receipt"]) {
+    expect(await rowsOf(table)).toEqual([
+      { id: ids[0], partition: `${table}_legacy_before` },
+      { id: ids[1], partition: `${table}_default` },
+      { id: ids[2], partition: `${table}_legacy_after` },
+    ]);
+  }
+  expect((await pool.query("SELECT step_id FROM receipt_step")).rows).toHaveLength(3);
+  // 0x020000000000 ms is September 2039: creating that month moves the default partition's row
+  // into it, receipts too (their permanence allows this one move).
+  const month = (await pool.query("SELECT created FROM fl_ensure_safety_partitions('2039-09-10', '2039-09-10') created ORDER BY 1")).rows;
+  expect(month).toEqual([{ created: "attempt_2039_09" }, { created: "receipt_2039_09" }]);
+  for (const table of ["attempt", "receipt"]) {
+    expect((await rowsOf(table))[1]).toEqual({ id: ids[1], partition: `${table}_2039_09` });
+  }
+  await expect(pool.query("DELETE FROM receipt")).rejects.toThrow(/receipt is permanent/);
+  // New ids are time-ordered and land in this month's partition.
+  const [fresh] = (await pool.query("SELECT fl_uuid_v7() AS id, 'attempt_' || to_char(now() AT TIME ZONE 'UTC', 'YYYY_MM') AS month")).rows;
+  expect(fresh.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/);
+  await runTheEngine(pool);
+  const { rows } = await pool.query("SELECT DISTINCT tableoid::regclass::text AS partition FROM attempt WHERE id <> ALL ($1::uuid[])", [ids]);
+  expect(rows).toEqual([{ partition: fresh.month }]);
 });

@@ -32,9 +32,9 @@ async function writeHistory(pool: Pool, fromDay: number, toDay: number): Promise
     `WITH done AS (
        UPDATE step SET state = 'completed' WHERE id = ANY($1::uuid[]) RETURNING id, workflow_id
      )
-     INSERT INTO attempt (step_id, workflow_id, fencing_term, epoch, owner_session_id, mode, input_digest, deadline_at, created_at,
+     INSERT INTO attempt (id, step_id, workflow_id, fencing_term, epoch, owner_session_id, mode, input_digest, deadline_at, created_at,
                           checkpoint, outcome, ended_at, policy_version, expires_at, end_reason)
-     SELECT id, workflow_id, 1, 1, gen_random_uuid(), 'execute', 'digest', t + interval '1 minute', t, 'receipt_committed', 'effect', t, 1, t + interval '30 seconds', 'receipt'
+     SELECT fl_uuid_v7(t), id, workflow_id, 1, 1, gen_random_uuid(), 'execute', 'digest', t + interval '1 minute', t, 'receipt_committed', 'effect', t, 1, t + interval '30 seconds', 'receipt'
      FROM (SELECT id, workflow_id, now() - interval '${fromDay} days' - (row_number() OVER ())::float8 / ${ATTEMPTS_PER_DAY} * interval '1 day' AS t FROM done) d`,
     [finished],
   );

@@ -14,6 +14,8 @@ import { registerSession } from "./session";
 import { createSingleStepWorkflows, setLeaseExpiry, servedFor } from "./test-support";
 import type { ClaimedStep, LeaseHandle } from "./types";
 import { digestOf } from "./digest";
+import { run } from "./db";
+import { completeSteps } from "./sql/receipt";
 
 const effect = (externalReference: string) =>
   ({ kind: "effect", externalReference, result: { ok: true }, verification: "direct_response" }) as const;
@@ -95,14 +97,14 @@ describe("a stale worker (invariant 2)", () => {
     const late = await db.pool.query("SELECT external_reference FROM late_observation WHERE step_id = $1 AND operation = 'commit_receipt'", [stepId]);
     expect(late.rows).toEqual([{ external_reference: "ext-A" }]);
 
-    // A second receipt for the same step is refused by the database itself.
+    // A second receipt for the same step is refused by the database itself, in the statement
+    // that writes receipts (receipt_step's primary key: receipts are partitioned by id).
+    const { rows: written } = await db.pool.query<{ attempt_id: string }>("SELECT attempt_id FROM receipt WHERE step_id = $1", [stepId]);
     await expect(
-      db.pool.query(
-        `INSERT INTO receipt (workflow_id, step_id, input_digest, verification_method, fencing_term, epoch)
-         SELECT workflow_id, step_id, input_digest, 'manual_review', fencing_term, epoch FROM receipt WHERE step_id = $1`,
-        [stepId],
-      ),
-    ).rejects.toThrow(/receipt_step_id_key/);
+      run(db.pool, completeSteps, [[written[0]!.attempt_id], ["manual_review"], ["completed"], [null], [null]]),
+    ).rejects.toThrow(/receipt_one_per_step/);
+    const { rows: receipts } = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM receipt WHERE step_id = $1", [stepId]);
+    expect(receipts[0]!.n).toBe(1);
   });
 
   test("the retry reuses the request identity the first attempt persisted", async ({ db }) => {

@@ -78,20 +78,17 @@ describe("claim", () => {
     expect(await claimSteps(db.pool, session, servedFor("pure"), 5)).toEqual([]);
   });
 
-  test("the partial unique index refuses a second open lease for a step (invariant 1)", async ({ db }) => {
-    await createSingleStepWorkflows(db.pool, 1, pure);
-    const session = await registerSession(db.pool, "direct");
-    const claimed = await claimOne(db.pool, session);
-    await expect(
-      db.pool.query(
-        `INSERT INTO attempt (step_id, workflow_id, fencing_term, epoch, owner_session_id, mode, input_digest, deadline_at,
-                              policy_version, expires_at)
-         SELECT step_id, workflow_id, fencing_term + 1, epoch, owner_session_id, mode, input_digest, deadline_at,
-                policy_version, expires_at
-         FROM attempt WHERE step_id = $1`,
-        [claimed.stepId],
-      ),
-    ).rejects.toThrow(/attempt_one_open_lease_per_step/);
+  test("the claim's guarded step update grants at most one open lease per step (invariant 1)", async ({ db }) => {
+    // Attempts are partitioned by id, so no unique index can say it: the claim, the only writer
+    // of attempts, moves the step from ready to leased under its row lock, and a claim that finds
+    // the step leased, or locked by a concurrent claim, grants nothing.
+    const [stepId] = await createSingleStepWorkflows(db.pool, 1, pure);
+    const sessions = await Promise.all([1, 2, 3, 4].map(() => registerSession(db.pool, "direct")));
+    const claims = await Promise.all(sessions.map((session) => claimSteps(db.pool, session, servedFor("pure"), 1)));
+    expect(claims.flat()).toHaveLength(1);
+    expect(await claimSteps(db.pool, sessions[0]!, servedFor("pure"), 1)).toEqual([]);
+    const { rows } = await db.pool.query<{ open: number }>("SELECT count(*)::int AS open FROM attempt WHERE step_id = $1 AND ended_at IS NULL", [stepId]);
+    expect(rows[0]!.open).toBe(1);
   });
 });
 

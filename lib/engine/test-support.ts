@@ -94,7 +94,7 @@ export async function stepState(db: Queryable, stepId: string): Promise<string> 
 /** Empties every engine table (TRUNCATE fires no row triggers), for tests that share a file's database. */
 export async function truncateEngineTables(db: Queryable): Promise<void> {
   await db.query(
-    `TRUNCATE workflow, step, step_dependency, attempt, lease_event, receipt, late_observation,
+    `TRUNCATE workflow, step, step_dependency, attempt, lease_event, receipt, receipt_step, late_observation,
               fencing_rejection, recovery_decision, review_case, worker_session, worker_session_definition,
               adapter_permit, adapter_capacity`,
   );

@@ -4,6 +4,9 @@
  */
 import { expect } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
+import { claimSteps } from "./lease";
+import { commitReceipts } from "./receipt";
+import { registerSession } from "./session";
 import { createWorkflows, type WorkflowDraft } from "./workflow";
 
 const draft = (key: string | null, input: unknown = { n: 1 }): WorkflowDraft => ({
@@ -66,4 +69,17 @@ test("a key committed by another transaction while the create waits on it return
   } finally {
     holder.release();
   }
+});
+
+test("a step claimed after its dependency has that dependency's receipt result", async ({ db }) => {
+  const kind = `deps-${Date.now()}`;
+  const [created] = await createWorkflows(db.pool, [{ ...draft(null), kind }]);
+  const session = await registerSession(db.pool, "direct");
+  const [first] = await claimSteps(db.pool, session, [{ kind, version: 1 }], 1);
+  expect(first?.stepId).toBe(created!.stepIds.get("first"));
+  const lease = { stepId: first!.stepId, fencingTerm: first!.fencingTerm, sessionId: session };
+  const [receipt] = await commitReceipts(db.pool, session, [{ lease, conclusion: { kind: "effect", externalReference: "ext-first", result: { made: 1 }, verification: "direct_response" } }]);
+  expect(receipt).toMatchObject({ committed: true });
+  const [second] = await claimSteps(db.pool, session, [{ kind, version: 1 }], 1);
+  expect(second).toMatchObject({ stepId: created!.stepIds.get("second"), dependencyResults: { first: { made: 1 } } });
 });

@@ -24,6 +24,7 @@ async function emptyEngineTables(pool: Pool): Promise<void> {
     client.query(`
 SET LOCAL fenceline.retention = 'on';
 TRUNCATE receipt;
+DELETE FROM receipt_step;
 DELETE FROM adapter_permit; DELETE FROM review_case; DELETE FROM late_observation;
 DELETE FROM fencing_rejection; DELETE FROM recovery_decision; DELETE FROM lease_event; DELETE FROM attempt;
 DELETE FROM step_dependency; DELETE FROM step; DELETE FROM workflow; DELETE FROM worker_session; DELETE FROM adapter_capacity;`),

@@ -132,7 +132,7 @@ export async function reviewCaseDetail({ pool, prisma }: ReviewReadHandles, case
               createdAt: true, invocationBeganAt: true, responseObservedAt: true, endedAt: true,
             },
           },
-          receipt: { select: { id: true, verificationMethod: true, externalReference: true, createdAt: true } },
+          receipts: { select: { id: true, verificationMethod: true, externalReference: true, createdAt: true }, take: 1 },
         },
       },
     },
@@ -157,7 +157,7 @@ export async function reviewCaseDetail({ pool, prisma }: ReviewReadHandles, case
     run<{ step_id: string; external_reference: string; step_name: string; state: string; workflow_id: string }>(pool, sql.readSameReference, [step.id]),
     trackingViewByWorkflowId(pool, found.workflowId),
   ]);
-  const { workflow, attempts, receipt } = step;
+  const { workflow, attempts, receipts: [receipt] } = step;
   return {
     case: {
       ...summaryOf({

@@ -3,7 +3,8 @@
  * also where a coordinator notices a failover: on start and with every recovery pass it compares
  * the database's identity with the one recorded with the current epoch (lib/engine/epoch-identity.ts)
  * and, when it changed, runs the epoch transition in the background, so the recovery passes that
- * end the dead leases the transition waits for go on.
+ * end the dead leases the transition waits for go on. With a retention schedule it also offers,
+ * with those passes, to run the retention job when it is due (decision 017).
  */
 import type { Pool } from "pg";
 import { auditEpochTransition } from "@/lib/audit/append";
@@ -15,6 +16,7 @@ import { claimSteps, releaseLease, renewLeases } from "@/lib/engine/lease";
 import { acquirePermit, holdPermit, releasePermit, sweepPermits } from "@/lib/engine/permit";
 import { commitReceipts } from "@/lib/engine/receipt";
 import { reportFailure, runRecoveryScan } from "@/lib/engine/recovery";
+import { retentionSummary, runScheduledRetention, type RetentionSchedule } from "@/lib/engine/retention";
 import { heartbeatSession, registerWorkerSession, stopSession } from "@/lib/engine/session";
 import type { Coordinator } from "./coordinator";
 
@@ -31,7 +33,16 @@ export type DirectCoordinatorOptions = {
    * must be a direct pool (lib/db/pool.ts sessionPoolOf); by default `pool`.
    */
   readonly listenPool?: Pool;
+  /**
+   * Runs the retention job on this schedule (lib/engine/retention.ts runScheduledRetention),
+   * offered with the recovery passes at most once a minute; whichever coordinator claims a due
+   * run does it. Unset: never (tests, and deployments that run `npm run retention` from cron).
+   */
+  readonly retention?: RetentionSchedule | null;
 };
+
+/** How often one coordinator offers to run the scheduled retention job: a claim that is not due matches no row. */
+const RETENTION_OFFER_EVERY_MS = 60_000;
 
 /** A coordinator on `pool`; closing it waits for an epoch transition it is running. */
 export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions = {}): Coordinator {
@@ -55,6 +66,23 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
       .catch((error: unknown) => void process.stderr.write(`[coordinator] database identity check failed: ${error instanceof Error ? error.message : String(error)}\n`))
       .finally(() => {
         following = null;
+      });
+  };
+  let retaining: Promise<void> | null = null;
+  let retentionOfferedAt = -Infinity;
+  const offerRetention = () => {
+    const schedule = options.retention;
+    if (!schedule || retaining || performance.now() - retentionOfferedAt < RETENTION_OFFER_EVERY_MS) return;
+    retentionOfferedAt = performance.now();
+    retaining = runScheduledRetention(pool, schedule)
+      .then((report) => {
+        if (report) process.stderr.write(`FENCELINE_RETENTION ${JSON.stringify(retentionSummary(report))}\n`);
+      })
+      // A lock wait past the job's timeout, or a database that does not answer: the claim was
+      // cleared, so the next offer (from any coordinator) tries again.
+      .catch((error: unknown) => void process.stderr.write(`[coordinator] scheduled retention failed: ${error instanceof Error ? error.message : String(error)}\n`))
+      .finally(() => {
+        retaining = null;
       });
   };
   const waiters = new Set<() => void>();
@@ -106,6 +134,7 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     transport: "direct",
     registerSession: (registration) => {
       followIdentity();
+      offerRetention();
       return registerWorkerSession(pool, { transport: "direct", registration });
     },
     heartbeat: (sessionId) => heartbeatSession(pool, sessionId),
@@ -145,6 +174,7 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     },
     recover: async (decidedBy, batchSize) => {
       followIdentity();
+      offerRetention();
       return (await runRecoveryScan(pool, { decidedBy, batchSize })).length + (await sweepPermits(pool, batchSize));
     },
     waitForWork: (timeoutMs) => waitForWork(timeoutMs),
@@ -152,6 +182,7 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
       closed = true;
       wakeAll();
       await following;
+      await retaining;
       await wakeUps.close();
     },
   };

@@ -84,8 +84,12 @@ SELECT p.id AS step_id, p.workflow_id, p.kind, p.version AS workflow_version, p.
        p.adapter_version, p.operation, p.step_class,
        p.attempts_started, p.attempt_budget, p.renew_every_ms, p.lease_ttl_ms, p.grace_ms, p.attempt_deadline_ms,
        p.deadline_at, l.expires_at, l.checkpoint_version, now() AS db_now,
-       (SELECT coalesce(jsonb_object_agg(d.name, r.observed_result), '{}')
-        FROM step_dependency sd JOIN step d ON d.id = sd.depends_on_step_id JOIN receipt r ON r.step_id = d.id
+       -- Through receipt_step to each receipt by its id, one probe of one month's primary key
+       -- (run-time pruning), whatever the statistics say: a join was planned as a hash of every
+       -- month's receipts while the table looked empty.
+       (SELECT coalesce(jsonb_object_agg(d.name, (SELECT r.observed_result FROM receipt r WHERE r.id = rs.receipt_id)), '{}')
+        FROM step_dependency sd JOIN step d ON d.id = sd.depends_on_step_id
+        JOIN receipt_step rs ON rs.step_id = d.id
         WHERE sd.step_id = p.id) AS dependency_results
 FROM policy p JOIN new_attempt l ON l.step_id = p.id`,
   };

@@ -57,10 +57,17 @@ written AS (
   WHERE a.id = ANY($1::uuid[])
   RETURNING id, step_id, workflow_id, attempt_id
 ),
+-- One receipt per step: a second fails here on the primary key "receipt_one_per_step" (receipts
+-- are partitioned by id, so receipt(step_id) cannot be unique itself).
+-- The step's update reads it, so it runs before anything else this statement changes.
+one_per_step AS (
+  INSERT INTO receipt_step (step_id, receipt_id) SELECT step_id, id FROM written
+  RETURNING step_id
+),
 step_done AS (
   UPDATE step s
   SET state = r.step_state, completed_at = now(), updated_at = now(), state_reason = NULL
-  FROM written w JOIN request r ON r.attempt_id = w.attempt_id
+  FROM written w JOIN request r ON r.attempt_id = w.attempt_id JOIN one_per_step g ON g.step_id = w.step_id
   WHERE s.id = w.step_id
   RETURNING s.id, s.workflow_id
 ),
