@@ -6,6 +6,8 @@
  * the epoch transition, audited with the change. Synchronous: nothing acknowledged is lost.
  * Asynchronous (the primary's WAL sender held 800 ms before the kill): requests are lost, every
  * one acknowledged after the standby's last received WAL position, and fencing still holds.
+ * The Patroni tier (patroni-cluster.ts) runs its synchronous cell here too: the leader's agent and
+ * postmaster SIGKILLed, Patroni promoting the replica once the leader key's TTL has run out.
  */
 import { afterAll, beforeAll, expect, inject, test } from "vitest";
 import { failoverFindings, type FailoverFigures } from "./failover";
@@ -42,6 +44,8 @@ function expectFailoverHeld(cell: CellResult): void {
 test.each([
   ["failover-sync", "fenced"],
   ["failover-async", "idempotent"],
+  // Patroni's own leader election: its TTL makes this cell 20–30 s here, inside npm test's budget.
+  ["failover-patroni-sync", "fenced"],
 ] as const)("%s × %s: the promoted standby gets a new epoch and invariants 1–8 hold", { timeout: 90_000 }, async (fault, contract) => {
   const cell = await runCell(environment, fault, contract, SEED);
   console.log(`${fault} × ${contract}: ${JSON.stringify({ workflows: cell.workflows, staleWritesRejected: cell.staleWritesRejected, durationMs: cell.durationMs, ...(cell.detail.failover as object) })}`);

@@ -16,6 +16,7 @@
 import type { Cell } from "./cell";
 import { sleep, waitUntil } from "./processes";
 import { TIMING } from "./types";
+import { claimRetryDelayMs } from "@/lib/worker/worker";
 
 /** How long the asynchronous primary sends no WAL to its standby before it dies. */
 const HOLD_MS = 800;
@@ -23,14 +24,20 @@ const HOLD_MS = 800;
 const TRAFFIC_EVERY_MS = 100;
 
 /**
- * Promotion done → first fencing term handed out in the new epoch: the identity check of the next
- * recovery pass (scan interval + jitter), the drain (a lease lost with the primary expires after
- * its TTL and the next scan decides it), the installation at the destination, and a claim loop's
- * backoff after the refused claims of the moments before the transition began (≤ 1.6 s), plus
- * slack for reconnecting through the host list on a busy machine.
+ * Promotion done → first fencing term handed out in the new epoch, for an outage (kill →
+ * promotion) of `outageMs`: the identity check of the next recovery pass (scan interval + jitter),
+ * the drain (a lease lost with the primary expires after its TTL and the next scan decides it),
+ * the installation at the destination, and a claim loop's wait after its last refused claim of the
+ * outage (its delays double, so a longer outage leaves a longer one: ≤ 1.6 s after the quick tier's
+ * 2 s, the 5 s cap after Patroni's 6 s), plus slack for reconnecting through the host list on a
+ * busy machine.
  */
-export const failoverRecoveryBoundMs = (): number =>
-  Math.round(2 * TIMING.scanIntervalMs * 1.1 + TIMING.leaseTtlMs + 1_600 + 2_000);
+export function failoverRecoveryBoundMs(outageMs: number): number {
+  let waited = 0;
+  let failures = 0;
+  while (waited < outageMs) waited += claimRetryDelayMs(++failures);
+  return Math.round(2 * TIMING.scanIntervalMs * 1.1 + TIMING.leaseTtlMs + claimRetryDelayMs(failures) + 2_000);
+}
 
 type Acknowledged = { ids: string[]; at: number; lsn: string | null };
 
@@ -70,7 +77,7 @@ function startTraffic(cell: Cell) {
 export type FailoverFigures = {
   tier: "quick" | "patroni";
   replication: "synchronous" | "asynchronous";
-  /** Last write acknowledged before the kill → first acknowledged after it (a client's pause). */
+  /** Last write acknowledged by the old primary → first by the promoted standby (a client's pause). */
   writePauseMs: number | null;
   /** Kill → the standby takes writes: `pg_ctl promote` (quick), or Patroni's detection and promotion. */
   promotionMs: number;
@@ -81,7 +88,8 @@ export type FailoverFigures = {
   /** That first term: epoch and version. */
   firstTermInNewEpoch: { epoch: string; term: string };
   recoveryBoundMs: number;
-  transition: { reason: string; state: string; toEpoch: string; auditEntries: number };
+  /** The automatic transition; its start and end after the promotion show where the recovery time goes. */
+  transition: { reason: string; state: string; toEpoch: string; auditEntries: number; beganAfterPromotionMs: number; finishedAfterPromotionMs: number };
   standbyReceivedLsn: string;
   acknowledged: number;
   refusedDuringFailover: number;
@@ -138,8 +146,8 @@ export function failover(synchronous: boolean) {
     const transition = await waitUntil(
       "the epoch transition after the failover",
       async () => {
-        const { rows } = await cell.engine.query<{ reason: string; state: string; to_epoch: string; first_term_at: Date | null; first_term: string | null }>(
-          `SELECT t.reason, t.state, t.to_epoch::text, first.leased_at AS first_term_at, first.fencing_term::text AS first_term
+        const { rows } = await cell.engine.query<{ reason: string; state: string; to_epoch: string; started_at: Date; finished_at: Date; first_term_at: Date | null; first_term: string | null }>(
+          `SELECT t.reason, t.state, t.to_epoch::text, t.started_at, t.finished_at, first.leased_at AS first_term_at, first.fencing_term::text AS first_term
            FROM epoch_transition t
            LEFT JOIN LATERAL (SELECT l.leased_at, l.fencing_term FROM lease l WHERE l.epoch = t.to_epoch ORDER BY l.leased_at LIMIT 1) first ON true
            WHERE t.reason LIKE 'database identity changed%' AND t.finished_at IS NOT NULL`,
@@ -155,8 +163,9 @@ export function failover(synchronous: boolean) {
     await traffic.stop();
     await cell.destination.setFaults({ seed: cell.seed });
 
-    const before = traffic.acknowledged.filter((batch) => batch.at <= killedAt).at(-1);
-    const after = traffic.acknowledged.find((batch) => batch.at > killedAt);
+    // The longest a client waited between two acknowledged writes: the last on the old primary
+    // (some are acknowledged just after the kill, having committed before it) → the first on the new.
+    const gaps = traffic.acknowledged.slice(1).map((batch, i) => batch.at - traffic.acknowledged[i]!.at);
     const auditEntries = await cell.count(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'epoch.transition' AND after ->> 'reason' = $1`, [transition.reason]);
 
     const lost = await lostRequests(cell, traffic.acknowledged, receivedLsn);
@@ -169,13 +178,20 @@ export function failover(synchronous: boolean) {
     const figures: FailoverFigures = {
       tier: servers.tier,
       replication: synchronous ? "synchronous" : "asynchronous",
-      writePauseMs: before && after ? after.at - before.at : null,
+      writePauseMs: gaps.length === 0 ? null : Math.max(...gaps),
       promotionMs: promotedAt - killedAt,
       firstTermInNewEpochAfterPromotionMs: transition.first_term_at.getTime() - promotedAt,
       firstTermInNewEpochAfterKillMs: transition.first_term_at.getTime() - killedAt,
       firstTermInNewEpoch: { epoch: transition.to_epoch, term: transition.first_term },
-      recoveryBoundMs: failoverRecoveryBoundMs(),
-      transition: { reason: transition.reason, state: transition.state, toEpoch: transition.to_epoch, auditEntries },
+      recoveryBoundMs: failoverRecoveryBoundMs(promotedAt - killedAt),
+      transition: {
+        reason: transition.reason,
+        state: transition.state,
+        toEpoch: transition.to_epoch,
+        auditEntries,
+        beganAfterPromotionMs: transition.started_at.getTime() - promotedAt,
+        finishedAfterPromotionMs: transition.finished_at.getTime() - promotedAt,
+      },
       standbyReceivedLsn: receivedLsn,
       acknowledged: traffic.acknowledged.reduce((sum, batch) => sum + batch.ids.length, 0),
       refusedDuringFailover: traffic.refused.length,
