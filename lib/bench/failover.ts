@@ -9,7 +9,7 @@
  * destination rejected. The cells' own invariants still decide: a failed cell is listed with the
  * command that replays it.
  */
-import { deriveSeed, openEnvironment, runCell } from "@/lib/scenarios/matrix";
+import { deriveSeed, openEnvironment, replayCommand, runCell } from "@/lib/scenarios/matrix";
 import type { FailoverFigures } from "@/lib/scenarios/failover";
 import { failoverTier, isSynchronousFailover, type FaultKind } from "@/lib/scenarios/types";
 import { percentile, round } from "./stats";
@@ -40,7 +40,16 @@ export async function measureFailover(rounds: number, log: (line: string) => voi
     for (let r = 0; r < rounds; r += 1) {
       for (const fault of CELLS) {
         log(`failover ${fault} × fenced (round ${r + 1}/${rounds})`);
-        const cell = await runCell(environment, fault, "fenced", deriveSeed(BENCH_SEED, "bench", String(r)), log);
+        const seed = deriveSeed(BENCH_SEED, "bench", String(r));
+        const cell = await runCell(environment, fault, "fenced", seed, log).catch((error: unknown) => {
+          // The servers did not start: the round has no figures for this cell, the others go on.
+          log(`  FAILED to start: ${error instanceof Error ? error.message : String(error)}`);
+          return null;
+        });
+        if (!cell) {
+          runs.get(fault)!.push({ figures: null, staleWritesRejected: 0, passed: false, replay: replayCommand(fault, "fenced", seed) });
+          continue;
+        }
         const figures = (cell.detail.failover as FailoverFigures | undefined) ?? null;
         runs.get(fault)!.push({ figures, staleWritesRejected: cell.staleWritesRejected, passed: cell.passed, replay: cell.replay });
         if (!cell.passed) log(`  FAILED: ${cell.failures[0]?.split("\n")[0] ?? "?"}; replay: ${cell.replay}`);
@@ -52,7 +61,8 @@ export async function measureFailover(rounds: number, log: (line: string) => voi
   }
   return CELLS.map((fault) => {
     const cells = runs.get(fault)!;
-    const measured = cells.flatMap((cell) => (cell.figures ? [{ ...cell.figures, staleWritesRejected: cell.staleWritesRejected }] : []));
+    // Figures of passed cells only: a failed one may have stopped anywhere.
+    const measured = cells.flatMap((cell) => (cell.passed && cell.figures ? [{ ...cell.figures, staleWritesRejected: cell.staleWritesRejected }] : []));
     const median = (pick: (figures: (typeof measured)[number]) => number | null) => {
       const values = measured.map(pick).filter((value): value is number => value !== null);
       return values.length === 0 ? null : round(percentile(values, 50), 0);

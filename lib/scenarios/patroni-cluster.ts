@@ -123,10 +123,22 @@ export class PatroniCluster implements FailoverServers {
       await cluster.startAgent(cluster.replica);
       await cluster.waitStreaming();
     } catch (error) {
+      const logs = await cluster.logTails();
       await cluster.destroy();
-      throw error;
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs}`, { cause: error });
     }
     return cluster;
+  }
+
+  /** The last lines of each process's log, for a failed start. */
+  private async logTails(lines = 15): Promise<string> {
+    const tails = await Promise.all(
+      ["etcd", ...MEMBERS].map(async (name) => {
+        const text = await readFile(path.join(this.dir, `${name}.log`), "utf8").catch(() => "(no log)");
+        return `--- ${name}.log\n${text.trimEnd().split("\n").slice(-lines).join("\n")}`;
+      }),
+    );
+    return tails.join("\n");
   }
 
   private spawnAs(name: string, command: string, args: string[]): ChildProcess {
