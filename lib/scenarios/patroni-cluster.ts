@@ -21,6 +21,7 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, rmSync } from "node:fs";
 import { chown, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -47,7 +48,12 @@ const MEMBERS = ["pg0", "pg1"] as const;
  */
 async function ports(): Promise<number[]> {
   const base = Number(process.env.FENCELINE_SCENARIO_PATRONI_PORTS);
-  if (Number.isInteger(base) && base > 0) return Array.from({ length: 6 }, (_, i) => base + i);
+  if (Number.isInteger(base) && base > 0) {
+    const pinned = Array.from({ length: 6 }, (_, i) => base + i);
+    // They lie in the kernel's range for outgoing connections, where a client socket can hold one for a while.
+    await waitUntil(`ports ${base}–${base + 5} to be free`, async () => (await Promise.all(pinned.map(portFree))).every(Boolean), 30_000, 250);
+    return pinned;
+  }
   const chosen: number[] = [];
   while (chosen.length < 6) {
     const port = await freePort();
@@ -104,7 +110,20 @@ export class PatroniCluster implements FailoverServers {
     return path.join(this.dir, member.name);
   }
 
+  /**
+   * Starts the tier; once more, in a fresh directory, if a process exited while starting (it lost
+   * a port to another socket between the check and its bind).
+   */
   static async start(options: { synchronous: boolean }): Promise<PatroniCluster> {
+    try {
+      return await PatroniCluster.startOnce(options);
+    } catch (error) {
+      if (!(error instanceof ExitedWhileStarting)) throw error;
+      return PatroniCluster.startOnce(options);
+    }
+  }
+
+  private static async startOnce(options: { synchronous: boolean }): Promise<PatroniCluster> {
     for (const program of ["patroni", "etcd"]) {
       await execFileAsync("sh", ["-c", `command -v ${program}`]).catch(() => {
         throw new Error(`no ${program} on PATH: apt-get install patroni etcd-server (the Patroni failover cells need both)`);
@@ -119,15 +138,32 @@ export class PatroniCluster implements FailoverServers {
     try {
       await cluster.startEtcd();
       await cluster.startAgent(cluster.leader);
-      await waitUntil(`Patroni to bootstrap ${cluster.leader.name} as the leader`, () => cluster.isPrimary(cluster.leader), 90_000, 100);
+      await cluster.whileRunning(waitUntil(`Patroni to bootstrap ${cluster.leader.name} as the leader`, () => cluster.isPrimary(cluster.leader), 90_000, 100));
       await cluster.startAgent(cluster.replica);
-      await cluster.waitStreaming();
+      await cluster.whileRunning(cluster.waitStreaming());
     } catch (error) {
       const logs = await cluster.logTails();
       await cluster.destroy();
-      throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs}`, { cause: error });
+      const message = `${error instanceof Error ? error.message : String(error)}\n${logs}`;
+      throw error instanceof ExitedWhileStarting ? new ExitedWhileStarting(message) : new Error(message, { cause: error });
     }
     return cluster;
+  }
+
+  /** `waiting`, or an ExitedWhileStarting as soon as etcd or an agent exits. */
+  private whileRunning<T>(waiting: Promise<T>): Promise<T> {
+    const children = [this.etcd, ...this.members.map((member) => member.agent)].filter((child): child is ChildProcess => child !== null);
+    let onExit = () => {};
+    const exited = new Promise<never>((_, reject) => {
+      onExit = () => {
+        const gone = children.find((child) => child.exitCode !== null || child.signalCode !== null);
+        reject(new ExitedWhileStarting(`${gone?.spawnargs.slice(0, 2).join(" ") ?? "a process"} exited while the Patroni tier started (code ${gone?.exitCode}, signal ${gone?.signalCode})`));
+      };
+      for (const child of children) child.once("exit", onExit);
+    });
+    return Promise.race([waiting, exited]).finally(() => {
+      for (const child of children) child.off("exit", onExit);
+    });
   }
 
   /** The last lines of each process's log, for a failed start. */
@@ -316,6 +352,17 @@ export class PatroniCluster implements FailoverServers {
       }
     }
   }
+}
+
+/** etcd or a Patroni agent ended while the tier was starting. */
+class ExitedWhileStarting extends Error {}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
 }
 
 const serverUrl = (port: number) => `postgresql://postgres@127.0.0.1:${port}/postgres`;
