@@ -14,6 +14,7 @@ import type { FailoverFigures } from "@/lib/scenarios/failover";
 import { failoverTier, isSynchronousFailover, type FaultKind } from "@/lib/scenarios/types";
 import { percentile, round } from "./stats";
 
+/** One tier and replication mode: medians over the rounds (null when no cell of it passed). */
 export type FailoverRow = {
   readonly tier: "quick" | "patroni";
   readonly replication: "synchronous" | "asynchronous";

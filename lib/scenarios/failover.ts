@@ -116,6 +116,7 @@ export function failoverFindings(figures: FailoverFigures): string[] {
   return findings;
 }
 
+/** The failover cells' fault script, for either tier (the cell's servers decide which). */
 export function failover(synchronous: boolean) {
   return async (cell: Cell): Promise<void> => {
     const servers = cell.standbyPair;
