@@ -202,7 +202,7 @@ export class PatroniCluster implements FailoverServers {
       // Debian's Patroni 3.0 has the v2 client (python3-etcd) only, not python3-etcd3.
       "--enable-v2=true",
     ]);
-    await waitUntil("etcd to answer", () => httpOk(`http://127.0.0.1:${client}/health`), 30_000, 100);
+    await this.whileRunning(waitUntil("etcd to answer", () => httpOk(`http://127.0.0.1:${client}/health`), 30_000, 100));
   }
 
   /** Patroni's configuration of one member (JSON is YAML). */
