@@ -11,6 +11,8 @@
  *   npm run bench -- --only profile       (not in the default run: the engine's cost per statement)
  *   npm run bench -- --only cluster --replicas 1,2,4   (not in the default run: HTTP workers through
  *                                          haproxy and PgBouncer to that many protocol servers)
+ *   npm run bench -- --only failover --rounds 3   (not in the default run: the failover cells of both
+ *                                          tiers, pg_ctl promote and Patroni, synchronous and asynchronous)
  *
  * Progress goes to stderr. Worker memory is measured during the throughput runs.
  * FENCELINE_BENCH_CONCURRENCY / FENCELINE_BENCH_PROCESSES change Fenceline's worker settings.
@@ -27,9 +29,10 @@ import { measureRecovery, type RecoveryResult } from "./recovery";
 import { percentile, round, sleep } from "./stats";
 import { measureProfile, type ProfileResult } from "./profile";
 import { measureCluster, type ClusterResult } from "./cluster";
+import { measureFailover, type FailoverRow } from "./failover";
 import { measureThroughput, type ThroughputResult } from "./throughput";
 
-const PARTS = ["throughput", "latency", "recovery", "dashboard", "profile", "cluster"] as const;
+const PARTS = ["throughput", "latency", "recovery", "dashboard", "profile", "cluster", "failover"] as const;
 type Part = (typeof PARTS)[number];
 const DEFAULT_PARTS: readonly Part[] = ["throughput", "latency", "recovery", "dashboard"];
 const PROFILE_BATCH = 50;
@@ -57,7 +60,7 @@ const { values } = command({
     steps: { type: "string", valueName: "n", default: "20000", description: "no-op steps per throughput run" },
     scale: { type: "string", valueName: "x", default: "1", description: "dashboard seed size (1 = 1M steps, 10M lease events; generated once and kept)" },
     "latency-seconds": { type: "string", valueName: "s", default: "20", description: "length of each start-latency run" },
-    rounds: { type: "string", valueName: "n", default: "1", description: "rounds of throughput and latency (medians are reported)" },
+    rounds: { type: "string", valueName: "n", default: "1", description: "rounds of throughput, latency and failover (medians are reported)" },
     samples: { type: "string", valueName: "n", default: "200", description: "dashboard reads per query" },
     replicas: { type: "string", valueName: "counts", default: "1,2,4", description: "protocol servers behind the balancer in the cluster part" },
     "skip-analyze": { type: "boolean", description: "leave freshly filled tables without statistics (the state before autovacuum's first analyse)" },
@@ -222,6 +225,13 @@ async function main(): Promise<void> {
     for (const row of cluster ?? []) log(`  ${row.replicas} replicas: ${row.stepsPerS} steps/s; start latency p50 ${row.latency.p50} ms, p99 ${row.latency.p99} ms`);
   }
 
+  let failover: FailoverRow[] | null = null;
+  if (parts.has("failover")) {
+    log(`failover: the quick tier (pg_ctl promote) and the Patroni tier, synchronous and asynchronous, against the fenced destination; ${rounds} round(s)`);
+    failover = await attempt("failover", () => measureFailover(rounds, log));
+    for (const row of failover ?? []) if (row.failed.length > 0) failures.push({ measurement: `failover ${row.tier} ${row.replication}`, error: `cells failed: ${row.failed.join("; ")}` });
+  }
+
   const loadAfter = loadavg().map((value) => round(value, 2));
   const fencelineRss = throughputRuns
     .filter((run) => run.engine === "fencelineDirect" || run.engine === "fencelineHttp")
@@ -261,6 +271,7 @@ async function main(): Promise<void> {
     workerRssMb: fencelineRss.length > 0 ? Math.max(...fencelineRss) : null,
     dbosWorkerRssMb: dbosRss.length > 0 ? Math.max(...dbosRss) : null,
     cluster,
+    failover,
     run: {
       steps,
       rounds,
@@ -284,6 +295,7 @@ async function main(): Promise<void> {
   } else {
     printTable(result, throughput, latency, recovery, dashboard, profile);
     if (cluster) printCluster(cluster);
+    if (failover) printFailover(failover);
   }
 }
 
@@ -382,6 +394,20 @@ function printCluster(rows: readonly ClusterResult[]): void {
   out(`${"replicas".padEnd(10)}${"steps/s".padStart(9)}${"latency p50".padStart(13)}${"p95".padStart(8)}${"p99".padStart(8)} ms`);
   for (const row of rows) {
     out(`${String(row.replicas).padEnd(10)}${String(row.stepsPerS).padStart(9)}${String(row.latency.p50).padStart(13)}${String(row.latency.p95).padStart(8)}${String(row.latency.p99).padStart(8)}`);
+  }
+}
+
+function printFailover(rows: readonly FailoverRow[]): void {
+  const out = (line = "") => process.stdout.write(`${line}\n`);
+  const cell = (value: number | null, width: number) => (value === null ? "-" : String(value)).padStart(width);
+  out();
+  out("Failover under traffic, fenced destination (medians over the rounds; ms from the SIGKILL of the primary)");
+  out(`${"tier".padEnd(9)}${"replication".padEnd(14)}${"write pause".padStart(12)}${"promotion".padStart(11)}${"first term".padStart(12)}${"lost".padStart(6)}${"stale rejected".padStart(16)}${"passed".padStart(9)}`);
+  for (const row of rows) {
+    out(
+      `${row.tier.padEnd(9)}${row.replication.padEnd(14)}${cell(row.writePauseMs, 12)}${cell(row.promotionMs, 11)}${cell(row.firstTermInNewEpochAfterKillMs, 12)}` +
+        `${cell(row.requestsLost, 6)}${cell(row.staleWritesRejected, 16)}${`${row.passed}/${row.rounds}`.padStart(9)}`,
+    );
   }
 }
 

@@ -9,7 +9,7 @@ import { createStepClass } from "@/lib/engine/test-support";
 import { createWorkflows } from "@/lib/engine/workflow";
 import { SCENARIO_CLASS } from "./definitions";
 import type { ThrowawayCluster } from "./cluster";
-import type { StandbyPair } from "./standby-pair";
+import type { FailoverServers } from "./standby-pair";
 import { DestinationProcess, spawnWorker, stopProcesses, waitUntil, type Spawned, type WorkerOptions } from "./processes";
 import { seededRandom } from "@/lib/demo/destination/faults";
 import { TIMING, type Contract, type FaultKind } from "./types";
@@ -45,7 +45,7 @@ export class Cell {
     readonly destinationUrl: string,
     readonly destination: DestinationProcess,
     readonly cluster: ThrowawayCluster | null,
-    readonly standbyPair: StandbyPair | null = null,
+    readonly standbyPair: FailoverServers | null = null,
   ) {
     this.engine = createPool(engineUrl, { applicationName: "fl-scenario-harness", max: 4 });
     this.destinationPool = createPool(destinationUrl, { applicationName: "fl-scenario-checker", max: 2 });
@@ -59,7 +59,7 @@ export class Cell {
     engineUrl: string;
     destinationUrl: string;
     cluster: ThrowawayCluster | null;
-    standbyPair?: StandbyPair | null;
+    standbyPair?: FailoverServers | null;
   }): Promise<Cell> {
     const destination = await DestinationProcess.start(options.destinationUrl);
     const cell = new Cell(options.fault, options.contract, options.seed, options.engineUrl, options.destinationUrl, destination, options.cluster, options.standbyPair);

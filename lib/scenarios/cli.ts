@@ -11,7 +11,8 @@
  *   npm run scenarios -- --parallel 2                  cells at once (default 1; 2 cores are tight)
  *
  * Faults: kill, pause, drop-response, conn-kill, db-restart, clock-offset, dup-recoverers, restore,
- * failover-sync, failover-async (these two against fenced and idempotent only).
+ * failover-sync, failover-async, failover-patroni-sync, failover-patroni-async (these four against
+ * fenced and idempotent only; the last two need Debian's patroni and etcd-server).
  * Contracts: fenced, idempotent, queryable, opaque. Exits 1 if any cell failed; each failure
  * prints the command that replays it.
  */
@@ -45,7 +46,9 @@ function parseOptions(): Options {
       parallel: { type: "string", valueName: "n", default: "1", description: "cells at once, 1 to 8 (2 cores are tight)" },
     },
     environment: [
-      { name: "FENCELINE_SCENARIO_PG_BIN", default: "/usr/lib/postgresql/15/bin", description: "PostgreSQL binaries for the db-restart cell's own cluster" },
+      { name: "FENCELINE_SCENARIO_PG_BIN", default: "/usr/lib/postgresql/15/bin", description: "PostgreSQL binaries for the db-restart cell's own cluster and the failover cells' servers" },
+      { name: "FENCELINE_SCENARIO_FAILOVER_PORTS", default: "free ports", description: "primary,standby: the quick failover tier's two ports" },
+      { name: "FENCELINE_SCENARIO_PATRONI_PORTS", default: "free ports", description: "base: the Patroni tier's etcd client and peer, two PostgreSQL and two REST API ports, base … base+5" },
       ...DATABASE_ENVIRONMENT.filter((variable) => variable.name !== "FENCELINE_DATABASE"),
     ],
     examples: ["npm run scenarios -- --json --seed 20261129", "npm run scenarios -- --only kill,pause --contract fenced", "npm run scenarios -- --soak 10m --seed 7"],

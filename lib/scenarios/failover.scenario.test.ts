@@ -6,9 +6,13 @@
  * the epoch transition, audited with the change. Synchronous: nothing acknowledged is lost.
  * Asynchronous (the primary's WAL sender held 800 ms before the kill): requests are lost, every
  * one acknowledged after the standby's last received WAL position, and fencing still holds.
+ * The Patroni tier (patroni-cluster.ts) runs its synchronous cell here too: the leader's agent and
+ * postmaster SIGKILLed, Patroni promoting the replica once the leader key's TTL has run out.
  */
 import { afterAll, beforeAll, expect, inject, test } from "vitest";
+import { failoverFindings, type FailoverFigures } from "./failover";
 import { openEnvironment, runCell, type Environment } from "./matrix";
+import type { CellResult } from "./types";
 
 const SEED = Number(process.env.FENCELINE_SCENARIO_SEED ?? 20261204);
 
@@ -22,15 +26,8 @@ afterAll(async () => {
   await environment?.close();
 });
 
-type FailoverFigures = { lostRequests: number; writePauseMs: number; firstTermInNewEpochAfterPromotionMs: number; recoveryBoundMs: number; transition: { reason: string; state: string } };
-
-test.each([
-  ["failover-sync", "fenced"],
-  ["failover-async", "idempotent"],
-] as const)("%s × %s: the promoted standby gets a new epoch and invariants 1–8 hold", { timeout: 90_000 }, async (fault, contract) => {
-  const cell = await runCell(environment, fault, contract, SEED);
-  const failover = cell.detail.failover as FailoverFigures | undefined;
-  console.log(`${fault} × ${contract}: ${JSON.stringify({ workflows: cell.workflows, staleWritesRejected: cell.staleWritesRejected, durationMs: cell.durationMs, ...failover })}`);
+/** The checker's figures and the failover's own findings, one block for every failover cell of either tier. */
+function expectFailoverHeld(cell: CellResult): void {
   expect(cell.failures, `replay: ${cell.replay}`).toEqual([]);
   expect({
     staleWritesAccepted: cell.staleWritesAccepted,
@@ -38,10 +35,19 @@ test.each([
     lostRequests: cell.lostRequests,
     unknownOutsideReview: cell.unknownOutsideReview,
   }).toEqual({ staleWritesAccepted: 0, duplicateEffects: 0, lostRequests: 0, unknownOutsideReview: 0 });
-  expect(failover?.transition).toMatchObject({ reason: expect.stringMatching(/^database identity changed: system \d+ timeline 1 → 2$/), state: "completed" });
-  expect(failover!.firstTermInNewEpochAfterPromotionMs).toBeLessThanOrEqual(failover!.recoveryBoundMs);
-  if (fault === "failover-sync") expect(failover!.lostRequests).toBe(0);
-  // The held WAL sender makes the loss certain; each lost request was explained, or the cell failed.
-  else expect(failover!.lostRequests).toBeGreaterThan(0);
+  const failover = cell.detail.failover as FailoverFigures | undefined;
+  expect(failover, "the cell measured its failover").toBeDefined();
+  expect(failoverFindings(failover!)).toEqual([]);
   expect(cell.passed).toBe(true);
+}
+
+test.each([
+  ["failover-sync", "fenced"],
+  ["failover-async", "idempotent"],
+  // Patroni's own leader election: its TTL makes this cell 20–30 s here, inside npm test's budget.
+  ["failover-patroni-sync", "fenced"],
+] as const)("%s × %s: the promoted standby gets a new epoch and invariants 1–8 hold", { timeout: 90_000 }, async (fault, contract) => {
+  const cell = await runCell(environment, fault, contract, SEED);
+  console.log(`${fault} × ${contract}: ${JSON.stringify({ workflows: cell.workflows, staleWritesRejected: cell.staleWritesRejected, durationMs: cell.durationMs, ...(cell.detail.failover as object) })}`);
+  expectFailoverHeld(cell);
 });

@@ -237,6 +237,8 @@ export const scripts: Record<FaultKind, Script> = {
   restore,
   "failover-sync": failover(true),
   "failover-async": failover(false),
+  "failover-patroni-sync": failover(true),
+  "failover-patroni-async": failover(false),
 };
 
 /** Faults whose cells must show a stale worker's write being refused. */

@@ -8,10 +8,11 @@ import { prepareTemplate } from "@/lib/db/test-template";
 import { Cell } from "./cell";
 import { checkInvariants } from "./checker";
 import { cellDatabases, ThrowawayCluster } from "./cluster";
-import { StandbyPair } from "./standby-pair";
+import { PatroniCluster } from "./patroni-cluster";
+import { StandbyPair, type FailoverServers } from "./standby-pair";
 import { measuresLatency, mustRejectStaleWrites, scripts } from "./faults";
 import { summarizeLatency } from "./report";
-import { appliesTo, CONTRACTS, FAULTS, isFailover, recoveryBoundMs, type CellResult, type Contract, type FaultKind } from "./types";
+import { appliesTo, CONTRACTS, failoverTier, FAULTS, isFailover, isSynchronousFailover, recoveryBoundMs, type CellResult, type Contract, type FaultKind } from "./types";
 
 export type Environment = {
   /** URL of the `postgres` database on the server that holds cell databases and the template. */
@@ -66,7 +67,7 @@ export async function runCell(environment: Environment, fault: FaultKind, contra
   const seed = deriveSeed(runSeed, fault, contract);
   const cluster = fault === "db-restart" ? await environment.cluster() : null;
   // A failover leaves its primary dead: every failover cell gets a pair of its own.
-  const standbyPair = isFailover(fault) ? await StandbyPair.start({ synchronous: fault === "failover-sync" }) : null;
+  const standbyPair = isFailover(fault) ? await startFailoverServers(fault) : null;
   const engineServerUrl = standbyPair?.primaryServerUrl ?? cluster?.serverUrl ?? environment.serverUrl;
   const databases = await cellDatabases(environment.serverUrl, `${fault.replaceAll("-", "_")}_${contract}`, engineServerUrl).catch(async (error: unknown) => {
     await standbyPair?.destroy();
@@ -114,6 +115,11 @@ export async function runCell(environment: Environment, fault: FaultKind, contra
     else log(`kept databases ${databases.engineUrl} ${databases.destinationUrl}`);
     await standbyPair?.destroy();
   }
+}
+
+function startFailoverServers(fault: FaultKind): Promise<FailoverServers> {
+  const synchronous = isSynchronousFailover(fault);
+  return failoverTier(fault) === "patroni" ? PatroniCluster.start({ synchronous }) : StandbyPair.start({ synchronous });
 }
 
 async function finish(

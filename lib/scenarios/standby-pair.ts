@@ -32,7 +32,34 @@ async function ports(): Promise<[number, number]> {
   return [await freePort(), await freePort()];
 }
 
-export class StandbyPair {
+/**
+ * A primary and a streaming standby the failover cells can kill and fail over: the quick tier
+ * (StandbyPair, `pg_ctl promote` by hand) and the Patroni tier (patroni-cluster.ts, Patroni's own
+ * leader election over etcd).
+ */
+export interface FailoverServers {
+  /** Which tier: shown in the cell's figures and the bench row. */
+  readonly tier: "quick" | "patroni";
+  readonly synchronous: boolean;
+  /** URL of the primary's `postgres` database (where cell databases are created). */
+  readonly primaryServerUrl: string;
+  /** `databaseUrl` (on the primary) as a host list of both servers, read-write only. */
+  hostList(databaseUrl: string): string;
+  /** SIGSTOP (true) or SIGCONT (false) the primary's WAL sender to the standby. */
+  holdReplication(hold: boolean): Promise<void>;
+  /** The last WAL position the standby received. */
+  standbyReceivedLsn(): Promise<string>;
+  /** SIGKILL the primary as a dead machine would stop: no shutdown, no last WAL sent. */
+  killPrimary(): Promise<void>;
+  /** Resolves once the standby has left recovery and takes writes. */
+  promote(): Promise<void>;
+  /** Stops every process and removes the temporary directory. */
+  destroy(): Promise<void>;
+}
+
+/** The quick tier: a pg_basebackup standby that the harness promotes with `pg_ctl promote`. */
+export class StandbyPair implements FailoverServers {
+  readonly tier = "quick";
   private primaryAlive = true;
   private held: number[] = [];
 
@@ -189,7 +216,8 @@ export class StandbyPair {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether a process of that id exists (signal 0). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -198,7 +226,8 @@ function alive(pid: number): boolean {
   }
 }
 
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `work` on a fresh client of `url`, ended afterwards. */
+export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
   client.on("error", () => undefined);
   await client.connect();

@@ -30,13 +30,27 @@ export const FAULTS = [
   "failover-sync",
   /** The same with asynchronous replication and a standby held behind: what is lost is counted and explained. */
   "failover-async",
+  /**
+   * The same two under a real failover manager: two Patroni agents and a one-member etcd; the
+   * leader's agent and postmaster SIGKILLed (a dead machine), Patroni promotes the replica after
+   * its leader key's TTL.
+   */
+  "failover-patroni-sync",
+  "failover-patroni-async",
 ] as const;
 export type FaultKind = (typeof FAULTS)[number];
 
 export const CONTRACTS = ["fenced", "idempotent", "queryable", "opaque"] as const;
 export type Contract = (typeof CONTRACTS)[number];
 
-export const isFailover = (fault: FaultKind): boolean => fault === "failover-sync" || fault === "failover-async";
+/** The failover cells, both tiers. */
+export const isFailover = (fault: FaultKind): boolean => fault.startsWith("failover-");
+
+/** A failover cell's tier: the harness promotes by hand (quick) or Patroni does. */
+export const failoverTier = (fault: FaultKind): "quick" | "patroni" => (fault.startsWith("failover-patroni-") ? "patroni" : "quick");
+
+/** A failover cell's replication mode. */
+export const isSynchronousFailover = (fault: FaultKind): boolean => fault.endsWith("-sync");
 
 /**
  * The restore drill is about fencing terms, which only the fenced destination checks. The

@@ -48,6 +48,8 @@ const NO_CAPACITY_WAIT_MS = 250;
 const MAX_CAPACITY_WAIT_MS = 30_000;
 /** A permit outlives its call's timeout by this much before a sweep may reclaim it. */
 const PERMIT_MARGIN_MS = 1_000;
+/** How long the claim loop waits after its `failures`-th failed claim in a row: doubling from 200 ms, at most 5 s. */
+export const claimRetryDelayMs = (failures: number): number => Math.min(5_000, 100 * 2 ** failures);
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 type Served = { readonly workflow: WorkflowDefinition; readonly step: StepDefinition };
@@ -177,7 +179,7 @@ export class Worker {
       } catch (error) {
         failures += 1;
         this.log(`claim failed: ${String(error)}`);
-        await Promise.race([delay(Math.min(5_000, 100 * 2 ** failures)), this.stopped]);
+        await Promise.race([delay(claimRetryDelayMs(failures)), this.stopped]);
         continue;
       } finally {
         this.reserved -= free;
