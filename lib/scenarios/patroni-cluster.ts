@@ -25,7 +25,8 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { freePort, PG_BIN, postgresUser } from "./cluster";
+import { freePort } from "@/lib/net/free-port";
+import { PG_BIN, postgresUser } from "./cluster";
 import { waitUntil } from "./processes";
 import { alive, withClient, type FailoverServers } from "./standby-pair";
 
