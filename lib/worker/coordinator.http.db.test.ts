@@ -20,7 +20,7 @@ import { createSingleStepWorkflows, createStepClass, servedFor, truncateEngineTa
 import { AttemptRun, AuthorityUncertainError } from "./attempt-run";
 import { coordinatorConformance } from "./coordinator.conformance";
 import { directCoordinator } from "./direct-coordinator";
-import { spawnWorker, stopAll } from "./test-process";
+import { spawnNodeProcess, spawnWorker, stopAll } from "./test-process";
 import { httpCoordinator, WorkerTransportError } from "./http-coordinator";
 import { claimedStepsOf, receiptResultsOf, WireCheckError } from "./wire-checks";
 import { createFastClass, sleepThenDone } from "./test-definitions";
@@ -149,21 +149,24 @@ describe("the HTTP worker protocol", () => {
       expect(response.status).toBe(200);
       return (await response.json()) as unknown;
     };
-    const claimed = claimResponse.parse(await post("claim", { sessionId, limit: 2 }));
+    // Parsing strips what the schema does not name: equal means nothing more and nothing less.
+    const claimedRaw = await post("claim", { sessionId, limit: 2 });
+    const claimed = claimResponse.parse(claimedRaw);
+    expect(claimed).toEqual(claimedRaw);
     expect(claimed.steps).toHaveLength(2);
     expect(claimedStepsOf(claimed)).toEqual(claimed.steps.map((step) => expect.objectContaining({ stepId: step.stepId, fencingTerm: BigInt(step.fencingTerm) })));
     const [done, stale] = claimed.steps;
     const conclusion = { kind: "no_action_needed", reason: "test" };
-    const both = commitReceiptsAndClaimResponse.parse(
-      await post("commit-receipts-and-claim", {
-        sessionId,
-        receipts: [
-          { stepId: done!.stepId, fencingTerm: done!.fencingTerm, conclusion },
-          { stepId: stale!.stepId, fencingTerm: String(BigInt(stale!.fencingTerm) + 1n), conclusion },
-        ],
-        claimLimit: 5,
-      }),
-    );
+    const bothRaw = await post("commit-receipts-and-claim", {
+      sessionId,
+      receipts: [
+        { stepId: done!.stepId, fencingTerm: done!.fencingTerm, conclusion },
+        { stepId: stale!.stepId, fencingTerm: String(BigInt(stale!.fencingTerm) + 1n), conclusion },
+      ],
+      claimLimit: 5,
+    });
+    const both = commitReceiptsAndClaimResponse.parse(bothRaw);
+    expect(both).toEqual(bothRaw);
     expect(both.steps).toHaveLength(1);
     const results = receiptResultsOf(both);
     expect(results[0]).toMatchObject({ committed: true });
@@ -381,6 +384,23 @@ describe("the HTTP worker protocol", () => {
     const sessionId = ready.split(" ")[1];
     const { rows } = await db.pool.query("SELECT transport, stop_reason FROM worker_session WHERE id = $1", [sessionId]);
     expect(rows).toEqual([{ transport: "http", stop_reason: "SIGTERM" }]);
+  });
+
+  test("npm run protocol-server serves the protocol apart from the web app, to a worker process with no database URL", { timeout: 60_000 }, async ({ db }) => {
+    await serve(db);
+    await createFastClass(db.pool);
+    const [created] = await createRequestsOf(db.pool, sleepThenDone, [{}]);
+    const server = spawnNodeProcess("protocol-server", "lib/cli/protocol-server.ts", { DATABASE_URL: db.url, FENCELINE_PROTOCOL_PORT: "0" });
+    onTestFinished(() => stopAll([server]));
+    const url = (await server.waitForLine(/^FENCELINE_PROTOCOL_READY \S+$/)).split(" ")[1]!;
+    const refused = await fetch(`${url}/api/worker/heartbeat`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(refused.status).toBe(401);
+    const child = spawnWorker("", { FENCELINE_WORKER_TRANSPORT: "http", FENCELINE_COORDINATOR_URL: url, FENCELINE_WORKER_TOKEN: TOKEN, FENCELINE_POLL_INTERVAL_MS: "200" });
+    onTestFinished(() => stopAll([child]));
+    await vi.waitFor(async () => {
+      const { rows } = await db.pool.query("SELECT status FROM workflow WHERE id = $1", [created!.workflowId]);
+      expect(rows[0].status).toBe("completed");
+    }, { timeout: 20_000 });
   });
 
   test("round trip: the HTTP transport's cost per operation over the direct one (measured, not asserted)", async ({ db }) => {

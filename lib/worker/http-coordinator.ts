@@ -69,7 +69,7 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
   const secure = base.protocol === "https:";
   const transport = secure ? https : http;
   // Keep-alive: a worker's exchanges reuse a few connections instead of a handshake each.
-  const agent = new transport.Agent({ keepAlive: true, scheduling: "lifo" });
+  const agent = new transport.Agent({ keepAlive: true, noDelay: true, scheduling: "lifo" });
   const timeoutMs = options.timeoutMs ?? 10_000;
   const authorization = `Bearer ${options.token}`;
   /** Requests in flight: close() ends them (long polls at once). */
