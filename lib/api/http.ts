@@ -51,13 +51,28 @@ export function invalid(where: string, error: z.ZodError): HttpProblem {
 
 /** Reads a JSON body: refuses a wrong content type (415), an oversized body (413), bad JSON (400), a schema mismatch (400). */
 export async function readJson<S extends z.ZodType>(request: Request, schema: S): Promise<z.output<S>> {
-  const contentType = request.headers.get("content-type") ?? "";
-  if (!/^application\/(.+\+)?json\b/i.test(contentType)) {
+  requireJsonContentType(request.headers.get("content-type"));
+  return parseJsonBody(await readLimitedBody(request), schema);
+}
+
+/** Refuses (415) a body that is not declared as JSON. */
+export function requireJsonContentType(contentType: string | null | undefined): void {
+  if (!/^application\/(.+\+)?json\b/i.test(contentType ?? "")) {
     throw new HttpProblem("unsupported-media-type", `send the body as application/json (got ${contentType ? JSON.stringify(contentType) : "no content type"})`);
   }
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const text = await readLimited(request);
+}
+
+/**
+ * Decodes and validates a JSON body already read (at most MAX_BODY_BYTES): refuses bad UTF-8,
+ * bad JSON and a schema mismatch (400). An empty body is `undefined` to the schema.
+ */
+export function parseJsonBody<S extends z.ZodType>(bytes: Uint8Array, schema: S): z.output<S> {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new HttpProblem("invalid-encoding", "the request body is not valid UTF-8");
+  }
   let body: unknown;
   try {
     body = text.trim() === "" ? undefined : JSON.parse(text);
@@ -69,8 +84,11 @@ export async function readJson<S extends z.ZodType>(request: Request, schema: S)
   return parsed.data;
 }
 
-async function readLimited(request: Request): Promise<string> {
-  if (!request.body) return "";
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The body's bytes, or null once it exceeds MAX_BODY_BYTES (the rest is not read). */
+async function readBodyBytes(request: Request): Promise<Uint8Array | null> {
+  if (!request.body) return new Uint8Array();
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -80,19 +98,24 @@ async function readLimited(request: Request): Promise<string> {
     size += value.byteLength;
     if (size > MAX_BODY_BYTES) {
       await reader.cancel();
-      throw tooLarge();
+      return null;
     }
     chunks.push(value);
   }
-  const text = new TextDecoder("utf-8", { fatal: true });
-  try {
-    return text.decode(Buffer.concat(chunks));
-  } catch {
-    throw new HttpProblem("invalid-encoding", "the request body is not valid UTF-8");
-  }
+  return Buffer.concat(chunks);
 }
 
-const tooLarge = () => new HttpProblem("payload-too-large", `the request body exceeds ${MAX_BODY_BYTES} bytes`);
+/** A request body as bytes for parseJsonBody; refuses (413) one declared or found larger than MAX_BODY_BYTES. */
+export async function readLimitedBody(request: Request): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > MAX_BODY_BYTES) throw tooLarge();
+  const bytes = await readBodyBytes(request);
+  if (bytes === null) throw tooLarge();
+  return bytes;
+}
+
+/** The 413 problem of a body larger than MAX_BODY_BYTES. */
+export const tooLarge = () => new HttpProblem("payload-too-large", `the request body exceeds ${MAX_BODY_BYTES} bytes`);
 
 /** Validates the query string; repeated keys arrive as arrays. */
 export function readQuery<S extends z.ZodType>(request: Request, schema: S): z.output<S> {
@@ -174,12 +197,18 @@ function problemOf(error: FencelineError): HttpProblem {
   return new HttpProblem("conflict", error.message);
 }
 
-/** Maps what lib/ throws to problem+json; anything unexpected is a 500 that reveals nothing. */
-export function toProblem(error: unknown): Response {
+/** What lib/ throws, as the problem it is answered with; anything unexpected is logged and becomes a 500 that reveals nothing. */
+export function problemFor(error: unknown): HttpProblem {
   const known = error instanceof FencelineError ? problemOf(error) : error instanceof HttpProblem ? error : null;
-  if (known) return problem(known.code, known.detail, known.extra, known.headers);
+  if (known) return known;
   console.error("[api] unexpected error:", error);
-  return problem("internal-error", "the request could not be completed; it was logged");
+  return new HttpProblem("internal-error", "the request could not be completed; it was logged");
+}
+
+/** Maps what lib/ throws to problem+json (problemFor). */
+export function toProblem(error: unknown): Response {
+  const known = problemFor(error);
+  return problem(known.code, known.detail, known.extra, known.headers);
 }
 
 type RouteContext<P> = { params: Promise<P> };

@@ -95,11 +95,21 @@ export class HttpProblem extends Error {
   }
 }
 
-/** The problem+json response for `code`; `extra` fields sit beside type, code, title, status and detail. */
-export function problem(code: ProblemCode, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Response {
+/** A problem+json answer as status, headers and body text, for servers that write it themselves (lib/api/worker-protocol.ts). */
+export type ProblemAnswer = { readonly status: number; readonly headers: Record<string, string>; readonly body: string };
+
+/** The problem+json answer for `code`; `extra` fields sit beside type, code, title, status and detail. */
+export function problemAnswer(code: ProblemCode, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): ProblemAnswer {
   const { status, title } = PROBLEMS[code];
-  return new Response(JSON.stringify({ ...extra, type: problemTypeOf(code), code, title, status, detail }), {
+  return {
     status,
     headers: { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", ...headers },
-  });
+    body: JSON.stringify({ ...extra, type: problemTypeOf(code), code, title, status, detail }),
+  };
+}
+
+/** The problem+json response for `code` (problemAnswer as a Fetch Response). */
+export function problem(code: ProblemCode, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Response {
+  const answer = problemAnswer(code, detail, extra, headers);
+  return new Response(answer.body, { status: answer.status, headers: answer.headers });
 }

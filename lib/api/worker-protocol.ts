@@ -1,8 +1,11 @@
 /**
- * The HTTP worker protocol's server side, framework-free: `handleWorkerProtocol(request, pool)`
+ * The HTTP worker protocol's server side, framework-free: `answerWorkerProtocol(request, pool)`
  * answers `POST /api/worker/<operation>` with the same engine functions the direct transport
- * calls (lib/worker/coordinator.ts). The Next route (app/api/worker/[operation]/route.ts) only
- * calls it; a test or a benchmark can mount it on a plain node:http server.
+ * calls (lib/worker/coordinator.ts). Two servers hand requests to it: `workerProtocolListener`,
+ * a plain node:http listener that builds no Fetch API objects (the benchmark's protocol server,
+ * tests, an adopter serving the protocol on its own), and `handleWorkerProtocol`, the Fetch API
+ * form the Next route (app/api/worker/[operation]/route.ts) calls. One implementation of each
+ * operation underneath.
  *
  * Every request carries a worker bearer token (authenticateWorker), which names a worker identity
  * (lib/auth/worker-tokens.ts). Every session a request names must have been registered through
@@ -16,8 +19,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Pool } from "pg";
 import type { z } from "zod";
 import { authorityLostFields, MAX_WAIT_MS, workerOperations, type WorkerOperation, type wireClaimedStep, type wireLease } from "@/lib/api/contract/worker";
-import { json, readJson, toProblem } from "@/lib/api/http";
-import { HttpProblem } from "@/lib/api/problems";
+import { MAX_BODY_BYTES, parseJsonBody, problemFor, readLimitedBody, requireJsonContentType, tooLarge } from "@/lib/api/http";
+import { HttpProblem, problemAnswer } from "@/lib/api/problems";
 import { beginInvocation, observeEffectAbsent, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
 import { sessionPoolOf } from "@/lib/db/pool";
 import { run } from "@/lib/engine/db";
@@ -40,9 +43,8 @@ import type { ProtocolTimings } from "@/lib/worker/protocol-timings";
  * The one place that decides whether a request comes from a worker, and which: the bearer token's
  * hash must name an unrevoked worker token. A revoked token is refused at once, on every operation.
  */
-export async function authenticateWorker(request: Request, pool: Pool): Promise<WorkerIdentity> {
-  const header = request.headers.get("authorization") ?? "";
-  const match = /^Bearer\s+(\S{1,512})\s*$/i.exec(header);
+export async function authenticateWorker(authorization: string | null | undefined, pool: Pool): Promise<WorkerIdentity> {
+  const match = /^Bearer\s+(\S{1,512})\s*$/i.exec(authorization ?? "");
   const identity = match ? await stateOf(pool).tokens.identify(match[1]!) : null;
   if (!identity) {
     throw new HttpProblem("unauthorized", "a valid, unrevoked worker token is required (Authorization: Bearer <token>)", {}, { "www-authenticate": 'Bearer realm="fenceline-worker"' });
@@ -121,21 +123,27 @@ const claimedToWire = (step: ClaimedStep): z.input<typeof wireClaimedStep> => ({
   dbNow: step.dbNow.toISOString(),
 });
 
-const noContent = () => new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
+/** An answer of the protocol as the servers write it: no Fetch API objects on the hot path. */
+export type WorkerProtocolAnswer = { readonly status: number; readonly headers: Record<string, string>; readonly body: string | null };
+
+const NO_CONTENT: WorkerProtocolAnswer = { status: 204, headers: { "cache-control": "no-store" }, body: null };
+const noContent = () => NO_CONTENT;
+const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-store" } as const;
 
 // ---- the operations ----------------------------------------------------------------------------
 
 type Body<O extends WorkerOperation> = z.output<(typeof workerOperations)[O]["body"]>;
-/** `signal` aborts when the client goes away (a long poll then claims nothing more). */
-type Handlers = { [O in WorkerOperation]: (pool: Pool, body: Body<O>, worker: WorkerIdentity, signal: AbortSignal) => Promise<Response> };
+/** `clientGone` turns true when the client went away (a long poll then claims nothing more). */
+type Handlers = { [O in WorkerOperation]: (pool: Pool, body: Body<O>, worker: WorkerIdentity, clientGone: () => boolean) => Promise<WorkerProtocolAnswer> };
 
 type AnswerOf<O extends WorkerOperation> = (typeof workerOperations)[O]["response"] extends infer S extends z.ZodType ? z.input<S> : never;
 
-/** Shapes an answer through the operation's response schema. */
-const respond = <O extends WorkerOperation>(operation: O, data: AnswerOf<O>): Response => {
-  const schema = workerOperations[operation].response;
-  return schema ? json(schema as z.ZodType, data) : noContent();
-};
+/**
+ * An answer of the operation's response type, serialised as it is: the types keep it to the
+ * response schema, and the protocol tests check every answer against the schema itself. (Parsing
+ * each answer through zod here cost more per claimed step than the rest of the answer.)
+ */
+const respond = <O extends WorkerOperation>(_operation: O, data: AnswerOf<O>): WorkerProtocolAnswer => ({ status: 200, headers: JSON_HEADERS, body: JSON.stringify(data) });
 
 const handlers: Handlers = {
   "register-session": async (pool, body, worker) => {
@@ -224,15 +232,15 @@ const handlers: Handlers = {
     const steps = body.claimLimit > 0 ? await claimSteps(pool, body.sessionId, served, body.claimLimit) : [];
     return respond("commit-receipts-and-claim", { results, steps: steps.map(claimedToWire) });
   },
-  "claim-or-wait": async (pool, body, worker, signal) => {
+  "claim-or-wait": async (pool, body, worker, clientGone) => {
     const served = await requireSession(pool, worker, body.sessionId);
     const deadline = performance.now() + Math.min(body.timeoutMs, MAX_WAIT_MS);
     let steps = await claimSteps(pool, body.sessionId, served, body.limit);
     // A wake-up is a hint (work for another session, or a notice from before the claim): the poll
     // answers empty only at its timeout. A client that went away would never run what is claimed.
-    while (steps.length === 0 && body.limit > 0 && deadline - performance.now() > 0 && !signal.aborted) {
+    while (steps.length === 0 && body.limit > 0 && deadline - performance.now() > 0 && !clientGone()) {
       await stateOf(pool).waiter.waitForWork(deadline - performance.now());
-      if (!signal.aborted) steps = await claimSteps(pool, body.sessionId, served, body.limit);
+      if (!clientGone()) steps = await claimSteps(pool, body.sessionId, served, body.limit);
     }
     return respond("claim-or-wait", { steps: steps.map(claimedToWire) });
   },
@@ -292,68 +300,120 @@ export type WorkerProtocolOptions = {
   readonly timings?: ProtocolTimings;
 };
 
-/** Answers one request of the worker protocol; never throws. */
-export async function handleWorkerProtocol(request: Request, pool: Pool, options: WorkerProtocolOptions = {}): Promise<Response> {
+/** One request of the protocol, as a server read it. */
+export type WorkerProtocolRequest = {
+  /** The request target's path, e.g. `/api/worker/claim` (a query string is ignored). */
+  readonly path: string;
+  readonly method: string;
+  readonly authorization: string | null | undefined;
+  readonly contentType: string | null | undefined;
+  /** The body's bytes; null when it was larger than MAX_BODY_BYTES. */
+  readonly body: Uint8Array | null;
+  /** True once the client went away. */
+  readonly clientGone: () => boolean;
+};
+
+/** Answers one request of the worker protocol; never throws: a refusal is its problem+json answer. */
+export async function answerWorkerProtocol(request: WorkerProtocolRequest, pool: Pool, options: WorkerProtocolOptions = {}): Promise<WorkerProtocolAnswer> {
   const { timings } = options;
   try {
-    const name = OPERATION_PATH.exec(new URL(request.url).pathname)?.[1];
-    if (!name || !Object.hasOwn(workerOperations, name)) throw new HttpProblem("not-found", `no worker operation at ${new URL(request.url).pathname}`);
+    const query = request.path.indexOf("?");
+    const path = query === -1 ? request.path : request.path.slice(0, query);
+    const name = OPERATION_PATH.exec(path)?.[1];
+    if (!name || !Object.hasOwn(workerOperations, name)) throw new HttpProblem("not-found", `no worker operation at ${path}`);
     if (request.method !== "POST") throw new HttpProblem("method-not-allowed", "worker operations are POST", {}, { allow: "POST" });
     const startedAt = performance.now();
-    const worker = await authenticateWorker(request, pool);
+    const worker = await authenticateWorker(request.authorization, pool);
     const authenticatedAt = performance.now();
     const operation = name as WorkerOperation;
-    const body = await readJson(request, workerOperations[operation].body);
+    requireJsonContentType(request.contentType);
+    if (request.body === null) throw tooLarge();
+    const body = parseJsonBody(request.body, workerOperations[operation].body);
     const readAt = performance.now();
-    const response = await (handlers[operation] as (pool: Pool, body: unknown, worker: WorkerIdentity, signal: AbortSignal) => Promise<Response>)(
+    const answer = await (handlers[operation] as (pool: Pool, body: unknown, worker: WorkerIdentity, clientGone: () => boolean) => Promise<WorkerProtocolAnswer>)(
       pool,
       body,
       worker,
-      request.signal,
+      request.clientGone,
     );
     if (timings) {
       timings.add(operation, "auth", authenticatedAt - startedAt);
       timings.add(operation, "body", readAt - authenticatedAt);
       timings.add(operation, "work", performance.now() - readAt);
     }
-    return response;
+    return answer;
   } catch (error) {
-    return toProblem(error);
+    const refusal = problemFor(error);
+    return problemAnswer(refusal.code, refusal.detail, refusal.extra, refusal.headers);
   }
 }
 
+/** The protocol for a Fetch API server (the Next route): the same answers as answerWorkerProtocol. */
+export async function handleWorkerProtocol(request: Request, pool: Pool, options: WorkerProtocolOptions = {}): Promise<Response> {
+  let body: Uint8Array | null;
+  try {
+    body = await readLimitedBody(request);
+  } catch {
+    // Larger than the limit, or cut off: answered as too large.
+    body = null;
+  }
+  const answer = await answerWorkerProtocol(
+    {
+      path: new URL(request.url).pathname,
+      method: request.method,
+      authorization: request.headers.get("authorization"),
+      contentType: request.headers.get("content-type"),
+      body,
+      clientGone: () => request.signal.aborted,
+    },
+    pool,
+    options,
+  );
+  return new Response(answer.body, { status: answer.status, headers: answer.headers });
+}
+
 /**
- * The protocol as a node:http request listener, for tests and benchmarks that serve it without
- * Next: `http.createServer(workerProtocolListener(pool)).listen(0)`.
+ * The protocol as a node:http request listener, without Fetch API objects:
+ * `http.createServer(workerProtocolListener(pool)).listen(port)`. A body beyond MAX_BODY_BYTES
+ * is not kept (413).
  */
 export function workerProtocolListener(pool: Pool, options: WorkerProtocolOptions = {}): (request: IncomingMessage, response: ServerResponse) => void {
   const { timings } = options;
   return (incoming, outgoing) => {
     const chunks: Buffer[] = [];
-    incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
+    let size = 0;
+    incoming.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
     incoming.on("end", () => {
       const endedAt = performance.now();
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(incoming.headers)) {
-        for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one);
-      }
-      const hasBody = incoming.method !== "GET" && incoming.method !== "HEAD";
-      const gone = new AbortController();
+      let gone = false;
       outgoing.once("close", () => {
-        if (!outgoing.writableFinished) gone.abort();
+        if (!outgoing.writableFinished) gone = true;
       });
-      const request = new Request(`http://${incoming.headers.host ?? "localhost"}${incoming.url ?? "/"}`, {
-        method: incoming.method,
-        headers,
-        body: hasBody ? Buffer.concat(chunks) : undefined,
-        signal: gone.signal,
-      });
-      void handleWorkerProtocol(request, pool, options)
-        .then(async (response) => {
-          const body = Buffer.from(await response.arrayBuffer());
-          outgoing.writeHead(response.status, Object.fromEntries(response.headers));
-          outgoing.end(body);
-          timings?.add(OPERATION_PATH.exec(incoming.url ?? "")?.[1] ?? "unknown", "total", performance.now() - endedAt);
+      const url = incoming.url ?? "/";
+      void answerWorkerProtocol(
+        {
+          path: url,
+          method: incoming.method ?? "GET",
+          authorization: incoming.headers.authorization,
+          contentType: incoming.headers["content-type"],
+          body: size > MAX_BODY_BYTES ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+          clientGone: () => gone,
+        },
+        pool,
+        options,
+      )
+        .then((answer) => {
+          if (answer.body === null) {
+            outgoing.writeHead(answer.status, answer.headers);
+            outgoing.end();
+          } else {
+            outgoing.writeHead(answer.status, { ...answer.headers, "content-length": Buffer.byteLength(answer.body) });
+            outgoing.end(answer.body);
+          }
+          timings?.add(OPERATION_PATH.exec(url)?.[1] ?? "unknown", "total", performance.now() - endedAt);
         })
         .catch((error: unknown) => {
           console.error("[worker-protocol] answer failed:", error);

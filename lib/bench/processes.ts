@@ -26,9 +26,15 @@ export type BenchChild = {
   stop(): Promise<void>;
 };
 
+let profiled = 0;
+
 /** `env` is added to this process's environment for the child (FENCELINE_DB_PREPARED, say). */
 export function spawnChild(role: ChildRole, env: Record<string, string> = {}): BenchChild {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "lib/bench/child.ts"], {
+  // FENCELINE_BENCH_CPU_PROF=<directory>: each child writes V8 CPU profiles (one per thread: tsx's
+  // loader hooks run in their own) into a folder of its own there when it exits.
+  const profileDir = process.env.FENCELINE_BENCH_CPU_PROF;
+  const profile = profileDir ? ["--cpu-prof", "--cpu-prof-dir", `${profileDir}/${role.role}-${(profiled += 1)}`] : [];
+  const child: ChildProcess = spawn(process.execPath, [...profile, "--import", "tsx", "lib/bench/child.ts"], {
     env: { ...process.env, ...env, FENCELINE_BENCH_CHILD: JSON.stringify(role) },
     // The child's stdout goes to our stderr: with --json, stdout carries only the result.
     stdio: ["ignore", 2, 2, "ipc"],

@@ -4,11 +4,13 @@
  * one worker identity each), sessions that must be registered through the protocol by that worker, transport failures that are not lost authority, and
  * a real Worker running a workflow end to end over HTTP.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Pool } from "pg";
 import { afterAll, describe, expect, onTestFinished, vi } from "vitest";
-import { closeWorkerProtocol, workerProtocolListener } from "@/lib/api/worker-protocol";
+import { claimResponse, commitReceiptsAndClaimResponse } from "@/lib/api/contract/worker";
+import { MAX_BODY_BYTES } from "@/lib/api/http";
+import { closeWorkerProtocol, handleWorkerProtocol, workerProtocolListener } from "@/lib/api/worker-protocol";
 import { createWorkerToken, installWorkerToken, revokeWorkerToken } from "@/lib/auth/worker-tokens";
 import { createPool } from "@/lib/db/pool";
 import { dbTest as test, type TestDatabase } from "@/lib/db/test-database";
@@ -18,8 +20,9 @@ import { createSingleStepWorkflows, createStepClass, servedFor, truncateEngineTa
 import { AttemptRun, AuthorityUncertainError } from "./attempt-run";
 import { coordinatorConformance } from "./coordinator.conformance";
 import { directCoordinator } from "./direct-coordinator";
-import { spawnWorker, stopAll } from "./test-process";
+import { spawnNodeProcess, spawnWorker, stopAll } from "./test-process";
 import { httpCoordinator, WorkerTransportError } from "./http-coordinator";
+import { claimedStepsOf, receiptResultsOf, WireCheckError } from "./wire-checks";
 import { createFastClass, sleepThenDone } from "./test-definitions";
 import { createRequestsOf, TEST_PURE_REGISTRATION } from "./test-support";
 import { Worker } from "./worker";
@@ -92,6 +95,90 @@ describe("the HTTP worker protocol", () => {
     expect((await post("no-such-operation", "{}")).status).toBe(404);
     const term = await post("begin-invocation", JSON.stringify({ lease: { stepId: directSession, fencingTerm: "1.5", sessionId: directSession } }));
     expect(term.status).toBe(400);
+  });
+
+  test("the node:http listener refuses what is not the protocol with problem+json: unknown operation 404, wrong method 405, bad content type 415, oversized body 413, bad JSON 400", async ({ db }) => {
+    const baseUrl = await serve(db);
+    const send = async (path: string, init: { method?: string; contentType?: string; body?: string } = {}) => {
+      const response = await fetch(`${baseUrl}${path}`, {
+        method: init.method ?? "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": init.contentType ?? "application/json" },
+        body: init.method === "GET" ? undefined : (init.body ?? "{}"),
+      });
+      expect(response.headers.get("content-type")).toBe("application/problem+json");
+      return { status: response.status, allow: response.headers.get("allow"), problem: (await response.json()) as { code: string; status: number } };
+    };
+    expect(await send("/api/worker/no-such-operation")).toMatchObject({ status: 404, problem: { code: "not-found", status: 404 } });
+    expect(await send("/elsewhere")).toMatchObject({ status: 404 });
+    expect(await send("/api/worker/claim", { method: "GET" })).toMatchObject({ status: 405, allow: "POST", problem: { code: "method-not-allowed" } });
+    expect(await send("/api/worker/claim", { contentType: "text/plain" })).toMatchObject({ status: 415, problem: { code: "unsupported-media-type" } });
+    expect(await send("/api/worker/claim", { body: "x".repeat(MAX_BODY_BYTES + 1) })).toMatchObject({ status: 413, problem: { code: "payload-too-large" } });
+    expect(await send("/api/worker/claim", { body: "{not json" })).toMatchObject({ status: 400, problem: { code: "invalid-json" } });
+    expect(await send("/api/worker/claim?x=1", { body: JSON.stringify({ sessionId: "nope", limit: 1 }) })).toMatchObject({ status: 400, problem: { code: "invalid-request" } });
+  });
+
+  test("the Fetch API form (the Next route's) answers as the listener does", async ({ db }) => {
+    await serve(db);
+    const coordinator = httpCoordinator({ baseUrl: served!.baseUrl, token: TOKEN });
+    onTestFinished(() => coordinator.close());
+    const sessionId = (await coordinator.registerSession(TEST_PURE_REGISTRATION)).sessionId;
+    const ask = async (path: string, init: RequestInit) => {
+      const response = await handleWorkerProtocol(new Request(`http://fenceline.test${path}`, init), db.pool);
+      return { status: response.status, body: response.status === 204 ? null : ((await response.json()) as unknown) };
+    };
+    const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+    expect(await ask("/api/worker/heartbeat", { method: "POST", headers, body: JSON.stringify({ sessionId }) })).toEqual({ status: 200, body: { alive: true } });
+    expect(await ask("/api/worker/heartbeat", { method: "PUT", headers, body: "{}" })).toMatchObject({ status: 405 });
+    expect(await ask("/api/worker/nothing", { method: "POST", headers, body: "{}" })).toMatchObject({ status: 404 });
+    expect(await ask("/api/worker/heartbeat", { method: "POST", headers, body: "x".repeat(MAX_BODY_BYTES + 1) })).toMatchObject({ status: 413 });
+    expect(await ask("/api/worker/heartbeat", { method: "POST", headers: { ...headers, authorization: "Bearer nope" }, body: "{}" })).toMatchObject({ status: 401 });
+  });
+
+  test("the answers the server writes without zod match the protocol's full schemas, and the client's checks refuse a malformed one", async ({ db }) => {
+    const baseUrl = await serve(db);
+    await createSingleStepWorkflows(db.pool, 3, { adapter: "pure", operation: "noop", stepClass: "pure" });
+    const coordinator = httpCoordinator({ baseUrl, token: TOKEN });
+    onTestFinished(() => coordinator.close());
+    const sessionId = (await coordinator.registerSession(TEST_PURE_REGISTRATION)).sessionId;
+    const post = async (operation: string, body: unknown) => {
+      const response = await fetch(`${baseUrl}/api/worker/${operation}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(200);
+      return (await response.json()) as unknown;
+    };
+    // Parsing strips what the schema does not name: equal means nothing more and nothing less.
+    const claimedRaw = await post("claim", { sessionId, limit: 2 });
+    const claimed = claimResponse.parse(claimedRaw);
+    expect(claimed).toEqual(claimedRaw);
+    expect(claimed.steps).toHaveLength(2);
+    expect(claimedStepsOf(claimed)).toEqual(claimed.steps.map((step) => expect.objectContaining({ stepId: step.stepId, fencingTerm: BigInt(step.fencingTerm) })));
+    const [done, stale] = claimed.steps;
+    const conclusion = { kind: "no_action_needed", reason: "test" };
+    const bothRaw = await post("commit-receipts-and-claim", {
+      sessionId,
+      receipts: [
+        { stepId: done!.stepId, fencingTerm: done!.fencingTerm, conclusion },
+        { stepId: stale!.stepId, fencingTerm: String(BigInt(stale!.fencingTerm) + 1n), conclusion },
+      ],
+      claimLimit: 5,
+    });
+    const both = commitReceiptsAndClaimResponse.parse(bothRaw);
+    expect(both).toEqual(bothRaw);
+    expect(both.steps).toHaveLength(1);
+    const results = receiptResultsOf(both);
+    expect(results[0]).toMatchObject({ committed: true });
+    expect(results[1]).toMatchObject({ committed: false, error: expect.any(AuthorityLostError) });
+
+    const step = claimed.steps[0]!;
+    for (const broken of [{ ...step, fencingTerm: "1.5" }, { ...step, mode: "guess" }, { ...step, expiresAt: "soon" }, { ...step, attemptBudget: "3" }, { ...step, stepId: undefined }]) {
+      expect(() => claimedStepsOf({ steps: [broken] })).toThrow(WireCheckError);
+    }
+    expect(() => claimedStepsOf({ steps: null })).toThrow(WireCheckError);
+    expect(() => receiptResultsOf({ results: [{ stepId: step.stepId, committed: "yes" }] })).toThrow(WireCheckError);
+    expect(() => receiptResultsOf({ results: [{ stepId: step.stepId, committed: false, error: { ...results[1], code: "authority-lost", reason: "bored" } }] })).toThrow(WireCheckError);
   });
 
   test("a revoked worker token can no longer renew, nor register a session; the revocation is audited", async ({ db }) => {
@@ -185,15 +272,25 @@ describe("the HTTP worker protocol", () => {
     await createStepClass(db.pool, "quick-renew", { leaseTtlMs: 5_000, renewEveryMs: 100, attemptDeadlineMs: 20_000, graceMs: 500 });
     await createSingleStepWorkflows(db.pool, 1, { adapter: "pure", operation: "noop", stepClass: "quick-renew" });
 
-    let failRenewals: "refuse" | "5xx" | null = null;
+    let failRenewals: "reset" | "5xx" | null = null;
     let failWaits = false;
-    const flaky: typeof fetch = async (input, init) => {
-      if (String(input).endsWith("/wait-for-work") && failWaits) throw new TypeError("fetch failed");
-      if (String(input).endsWith("/renew") && failRenewals === "refuse") throw new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED") });
-      if (String(input).endsWith("/renew") && failRenewals === "5xx") return new Response("upstream gone", { status: 502 });
-      return fetch(input, init);
-    };
-    const coordinator = httpCoordinator({ baseUrl, token: TOKEN, fetch: flaky });
+    // A proxy in front of the protocol server that drops connections or answers 502 on demand.
+    const flaky = createServer((incoming, outgoing) => {
+      const path = incoming.url ?? "/";
+      if ((path.endsWith("/wait-for-work") && failWaits) || (path.endsWith("/renew") && failRenewals === "reset")) return void incoming.socket.destroy();
+      if (path.endsWith("/renew") && failRenewals === "5xx") return void outgoing.writeHead(502).end("upstream gone");
+      const forward = httpRequest(`${baseUrl}${path}`, { method: incoming.method, headers: incoming.headers }, (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      });
+      incoming.pipe(forward);
+    });
+    await new Promise<void>((resolve) => flaky.listen(0, "127.0.0.1", resolve));
+    onTestFinished(async () => {
+      flaky.closeAllConnections();
+      await new Promise((resolve) => flaky.close(resolve));
+    });
+    const coordinator = httpCoordinator({ baseUrl: `http://127.0.0.1:${(flaky.address() as AddressInfo).port}`, token: TOKEN });
     onTestFinished(() => coordinator.close());
     const sessionId = (await coordinator.registerSession(TEST_PURE_REGISTRATION)).sessionId;
     const [claimed] = await coordinator.claim(sessionId, servedFor("pure"), 1);
@@ -201,14 +298,14 @@ describe("the HTTP worker protocol", () => {
     const run = new AttemptRun(claimed!, sessionId, coordinator, performance.now(), (line) => lines.push(line));
     onTestFinished(() => run.stop());
 
-    for (const mode of ["refuse", "5xx"] as const) {
+    for (const mode of ["reset", "5xx"] as const) {
       failRenewals = mode;
       const renewal = await coordinator.renew(sessionId, [{ ...run.lease, checkpointVersion: run.checkpointVersion }]).catch((error: unknown) => error);
       expect(renewal).toBeInstanceOf(WorkerTransportError);
       expect(renewal).not.toBeInstanceOf(AuthorityLostError);
     }
 
-    failRenewals = "refuse";
+    failRenewals = "reset";
     run.startRenewing();
     await vi.waitFor(() => expect(lines.some((line) => /unknown outcome/.test(line))).toBe(true), { timeout: 3_000 });
     expect(run.signal.aborted).toBe(false);
@@ -287,6 +384,23 @@ describe("the HTTP worker protocol", () => {
     const sessionId = ready.split(" ")[1];
     const { rows } = await db.pool.query("SELECT transport, stop_reason FROM worker_session WHERE id = $1", [sessionId]);
     expect(rows).toEqual([{ transport: "http", stop_reason: "SIGTERM" }]);
+  });
+
+  test("npm run protocol-server serves the protocol apart from the web app, to a worker process with no database URL", { timeout: 60_000 }, async ({ db }) => {
+    await serve(db);
+    await createFastClass(db.pool);
+    const [created] = await createRequestsOf(db.pool, sleepThenDone, [{}]);
+    const server = spawnNodeProcess("protocol-server", "lib/cli/protocol-server.ts", { DATABASE_URL: db.url, FENCELINE_PROTOCOL_PORT: "0" });
+    onTestFinished(() => stopAll([server]));
+    const url = (await server.waitForLine(/^FENCELINE_PROTOCOL_READY \S+$/)).split(" ")[1]!;
+    const refused = await fetch(`${url}/api/worker/heartbeat`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(refused.status).toBe(401);
+    const child = spawnWorker("", { FENCELINE_WORKER_TRANSPORT: "http", FENCELINE_COORDINATOR_URL: url, FENCELINE_WORKER_TOKEN: TOKEN, FENCELINE_POLL_INTERVAL_MS: "200" });
+    onTestFinished(() => stopAll([child]));
+    await vi.waitFor(async () => {
+      const { rows } = await db.pool.query("SELECT status FROM workflow WHERE id = $1", [created!.workflowId]);
+      expect(rows[0].status).toBe("completed");
+    }, { timeout: 20_000 });
   });
 
   test("round trip: the HTTP transport's cost per operation over the direct one (measured, not asserted)", async ({ db }) => {

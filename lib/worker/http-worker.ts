@@ -26,8 +26,6 @@ export type WorkerOptions = {
   readonly requestTimeoutMs?: number;
   /** Where the worker reports what it could not do itself (a refused renewal, a failed call). @defaultValue a line on stderr */
   readonly log?: (line: string) => void;
-  /** Replaces the global fetch (tests, proxies). */
-  readonly fetch?: typeof fetch;
 };
 
 /** A running worker, made by {@link createWorker}. */
@@ -54,7 +52,7 @@ export type FencelineWorker = {
 /** A worker over HTTP. Throws DefinitionError when the workflows cannot be served together. */
 export function createWorker(options: WorkerOptions): FencelineWorker {
   const worker = new Worker({
-    coordinator: httpCoordinator({ baseUrl: options.url, token: options.token, fetch: options.fetch, timeoutMs: options.requestTimeoutMs }),
+    coordinator: httpCoordinator({ baseUrl: options.url, token: options.token, timeoutMs: options.requestTimeoutMs }),
     workflows: options.workflows,
     concurrency: options.concurrency,
     pollIntervalMs: options.pollIntervalMs,

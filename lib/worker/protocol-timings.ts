@@ -7,13 +7,13 @@
  */
 
 /**
- * Client phases: `encode` (JSON.stringify of the body), `exchange` (fetch until the status line:
- * connection, network, the server's work), `read` (the body), `decode` (JSON.parse and the
- * schema), `total`. Server phases: `auth` (the worker token), `body` (read and validate),
+ * Client phases: `encode` (JSON.stringify of the body), `exchange` (the request written until
+ * the whole answer is read: connection, network, the server's work), `decode` (JSON.parse and
+ * the checks of the answer), `total`. Server phases: `auth` (the worker token), `body` (read and validate),
  * `work` (session check, engine call, answer through its schema), `total` (the node:http
- * listener: request end to response written, adapting node's request and response included).
+ * listener: request end to response written).
  */
-export type ProtocolPhase = "encode" | "exchange" | "read" | "decode" | "total" | "auth" | "body" | "work";
+export type ProtocolPhase = "encode" | "exchange" | "decode" | "total" | "auth" | "body" | "work";
 
 /** Per operation, per phase: how many were timed and their summed milliseconds. */
 export type ProtocolTimingTotals = Record<string, Partial<Record<ProtocolPhase, { count: number; ms: number }>>>;

@@ -7,7 +7,9 @@
  * recovery decides from the contract stored at registration, in a process that never loaded the
  * workflow.
  */
-import { afterAll, afterEach, describe, expect, vi } from "vitest";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, afterEach, describe, expect, onTestFinished, vi } from "vitest";
 import { z } from "zod";
 import { installWorkerToken } from "@/lib/auth/worker-tokens";
 import { dbTest as test, type TestDatabase } from "@/lib/db/test-database";
@@ -22,8 +24,8 @@ import { setLeaseExpiry, truncateEngineTables } from "@/lib/engine/test-support"
 import { trackingViewByWorkflowId } from "@/lib/projection/read";
 import { createRequest } from "@/lib/requests/create";
 import { listRequests } from "@/lib/requests/list";
-import { routeFetch } from "@/lib/requests/test-support";
 import { readStepDetail } from "@/lib/steps/detail";
+import { workerProtocolListener } from "@/lib/api/worker-protocol";
 import { createWorker } from "./http-worker";
 import { createFastClass } from "./test-definitions";
 import { spawnWorker, stopAll } from "./test-process";
@@ -109,7 +111,14 @@ describe("the same kind and version with another shape", () => {
     process.env.DATABASE_URL = db.url;
     await installWorkerToken(db.pool, "registration-test", "registration-test-token-0123456789", "test setup");
     await started(db, [signed("test-cards", 1, "v1")]);
-    const worker = createWorker({ url: "http://fenceline.test", token: "registration-test-token-0123456789", workflows: [changed], fetch: routeFetch, log: () => undefined });
+    const server = createServer(workerProtocolListener(db.pool));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    onTestFinished(async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const worker = createWorker({ url, token: "registration-test-token-0123456789", workflows: [changed], log: () => undefined });
     const refusal = await worker.start().then(() => null, (error: unknown) => error);
     expect(refusal).toBeInstanceOf(DefinitionConflictError);
     expect((refusal as DefinitionConflictError).differences.join("\n")).toMatch(/"Card written".*"Card finished"/s);
