@@ -116,8 +116,9 @@ test("the claim's plan and buffers are the same with 10× the history", { timeou
   // History is neither read nor written, at both sizes.
   expect([...once.history]).toEqual([""]);
   expect([...tenfold.history]).toEqual([...once.history]);
-  // An index one level deeper costs a buffer per insertion: allow that, and nothing in proportion.
-  expect(tenfold.buffers).toBeLessThanOrEqual(once.buffers + 2 * CLAIM_LIMIT);
+  // Ten times the history may deepen an index or turn the step update's scan into a bitmap scan
+  // (a few buffers either way); a claim that read history would grow with it, by hundreds.
+  expect(tenfold.buffers).toBeLessThanOrEqual(Math.ceil(once.buffers * 1.1));
   console.log(
     `claim of ${CLAIM_LIMIT}: 1× history (${30 * LEASE_EVENTS_PER_DAY} lease events, ${30 * ATTEMPTS_PER_DAY} finished attempts) ${once.buffers} buffers, ${once.ms.toFixed(2)} ms; ` +
       `10× (${300 * LEASE_EVENTS_PER_DAY}, ${300 * ATTEMPTS_PER_DAY}) ${tenfold.buffers} buffers, ${tenfold.ms.toFixed(2)} ms (medians of ${SAMPLES})`,
