@@ -106,10 +106,10 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
 
   /** Claims, noting whether the claim saw every step ready before it began (it took fewer than `limit`). */
   const claimNoting = async (sessionId: string, served: readonly WorkflowVersion[], limit: number): Promise<ClaimedStep[]> => {
-    const listening = listener;
+    const listenerAtStart = listener;
     const noticesAtStart = notices;
     const claimed = await claimSteps(pool, sessionId, served, limit);
-    if (listening !== null && listener === listening && claimed.length < limit) {
+    if (listenerAtStart !== null && listener === listenerAtStart && claimed.length < limit) {
       // Forgetting is always safe (the next wait claims first): keep the map small.
       if (drainedAt.size >= 1_000) drainedAt.clear();
       drainedAt.set(sessionId, noticesAtStart);
