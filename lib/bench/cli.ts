@@ -215,7 +215,7 @@ async function main(): Promise<void> {
   if (parts.has("profile")) {
     log(`profile: ${steps} steps, claims and receipt batches of ${PROFILE_BATCH}, one connection`);
     profile = await attempt("profile", () => measureProfile(steps, PROFILE_BATCH));
-    if (profile) log(`  ${profile.stepsPerS} steps/s, ${profile.usPerStep} µs/step`);
+    if (profile) log(`  ${profile.stepsPerS} steps/s, ${profile.usPerStep} µs/step, backend CPU ${profile.backendCpuUsPerStep ?? "-"} µs/step`);
   }
 
   let cluster: ClusterResult[] | null = null;
@@ -378,7 +378,7 @@ function printTable(
   }
   if (profile) {
     out();
-    out(`Engine profile: ${profile.steps} steps, batches of ${profile.batch}, one connection: ${profile.stepsPerS} steps/s, ${profile.usPerStep} µs/step`);
+    out(`Engine profile: ${profile.steps} steps, batches of ${profile.batch}, one connection: ${profile.stepsPerS} steps/s, ${profile.usPerStep} µs/step, the backend's CPU ${profile.backendCpuUsPerStep ?? "-"} µs/step`);
     out(`${"statement".padEnd(42)}${"calls".padStart(7)}${"µs/step".padStart(9)}  plans (generic/custom)`);
     for (const row of profile.statements) {
       const plans = row.genericPlans === null ? "-" : `${row.genericPlans}/${row.customPlans}`;

@@ -5,12 +5,14 @@
  * trip included), and PostgreSQL says how it planned each prepared statement: a statement planned
  * afresh on every call ("custom") pays its planning time each time.
  */
+import { existsSync } from "node:fs";
 import type pg from "pg";
 import { createPool } from "@/lib/db/pool";
 import { claimSteps } from "@/lib/engine/lease";
 import { commitReceipts } from "@/lib/engine/receipt";
 import { registerSession } from "@/lib/engine/session";
 import { setUpEngine } from "./engines";
+import { cpuTimeMs } from "./processes";
 import { round } from "./stats";
 
 export type StatementProfile = {
@@ -27,6 +29,11 @@ export type ProfileResult = {
   readonly batch: number;
   readonly stepsPerS: number;
   readonly usPerStep: number;
+  /**
+   * CPU of the connection's backend per step, µs, read from /proc when PostgreSQL runs on this
+   * host (null otherwise): unlike the client's clock, it hardly moves with the machine's load.
+   */
+  readonly backendCpuUsPerStep: number | null;
   readonly statements: StatementProfile[];
 };
 
@@ -41,7 +48,9 @@ export async function measureProfile(steps: number, batch: number): Promise<Prof
     await setup.enqueueMany(steps);
     await setup.pool.query("ANALYZE");
     const session = await registerSession(pool, "direct");
+    const backendPid = Number((await pool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid);
     timings.clear();
+    const backendCpuAtStartMs = cpuTimeMs(backendPid);
     let done = 0;
     const started = performance.now();
     for (;;) {
@@ -55,6 +64,8 @@ export async function measureProfile(steps: number, batch: number): Promise<Prof
       done += results.filter((result) => result.committed).length;
     }
     const elapsedMs = performance.now() - started;
+    // No /proc entry for the backend: the server runs elsewhere.
+    const backendCpuMs = existsSync(`/proc/${backendPid}/stat`) ? cpuTimeMs(backendPid) - backendCpuAtStartMs : null;
     const measured = [...timings];
     const client = await pool.connect();
     const plans = await client
@@ -67,6 +78,7 @@ export async function measureProfile(steps: number, batch: number): Promise<Prof
       batch,
       stepsPerS: round((done / elapsedMs) * 1000, 0),
       usPerStep: perStep(elapsedMs),
+      backendCpuUsPerStep: backendCpuMs === null ? null : perStep(backendCpuMs),
       statements: measured
         .sort(([, a], [, b]) => b.ms - a.ms)
         .map(([statement, { calls, ms }]) => ({

@@ -1,10 +1,10 @@
 /**
  * Receipts: a step's accepted conclusion. A worker's receipts are committed in batches, each one
  * individually fenced: the lease ends, the attempt concludes, the receipt is written and the
- * step's dependants are released, all in one short transaction.
+ * step's dependants are released, all in one statement.
  */
 import type { Pool } from "pg";
-import { inTransaction, run, type Queryable } from "./db";
+import { run, type Queryable } from "./db";
 import type { AuthorityLostError } from "./errors";
 import { recordRejections } from "./rejection";
 import * as sql from "./sql/receipt";
@@ -42,6 +42,9 @@ const outcomeReason = (conclusion: StepConclusion): string | null =>
 /**
  * Commits the receipts of one session. Every request is fenced on its own lease; the ones that
  * lost authority come back as AuthorityLostError, with their payload kept as late observations.
+ * The accepted receipts commit in one statement of their own; refusals are recorded after it, as
+ * every other fenced write's are (a refusal is evidence of a write that was not applied, not
+ * part of the ones that were).
  */
 export async function commitReceipts(
   pool: Pool,
@@ -52,48 +55,38 @@ export async function commitReceipts(
   for (const { lease } of requests) {
     if (lease.sessionId !== sessionId) throw new Error("commitReceipts: every lease must belong to the session");
   }
-  return inTransaction(pool, async (client) => {
-    const concluded = await run<{ attempt_id: string; step_id: string }>(client, sql.concludeAttempts, [
-      sessionId,
-      requests.map((r) => r.lease.stepId),
-      requests.map((r) => r.lease.fencingTerm.toString()),
-      requests.map((r) => r.conclusion.kind),
-      requests.map((r) => outcomeReason(r.conclusion)),
-      requests.map((r) => (r.conclusion.kind === "effect" ? r.conclusion.externalReference : null)),
-      requests.map((r) => (r.conclusion.kind === "effect" ? JSON.stringify(r.conclusion.result ?? null) : null)),
-    ]);
-    const attemptByStep = new Map(concluded.map((row) => [row.step_id, row.attempt_id]));
-    const accepted = requests.filter((r) => attemptByStep.has(r.lease.stepId));
-    const receipts = await completeSteps(
-      client,
-      accepted.map(({ lease, conclusion }) => ({
-        attemptId: attemptByStep.get(lease.stepId)!,
-        verification: conclusion.kind === "effect" ? conclusion.verification : "no_action_needed",
-        stepState: conclusion.kind === "effect" ? "completed" : "completed_without_effect",
-        externalReference: null,
-        result: undefined,
-      })),
-    );
-    const refused = requests.filter((r) => !attemptByStep.has(r.lease.stepId));
-    const errors = await recordRejections(
-      client,
-      sessionId,
-      refused.map(({ lease, conclusion }) => ({
-        lease,
-        operation: "commit_receipt",
-        payload:
-          conclusion.kind === "effect"
-            ? { externalReference: conclusion.externalReference, result: conclusion.result }
-            : { externalReference: null, result: { outcome: conclusion.kind, reason: conclusion.reason } },
-      })),
-    );
-    const errorByStep = new Map(refused.map((r, i) => [r.lease.stepId, errors[i]]));
-    return requests.map((r): ReceiptResult => {
-      const receiptId = receipts.get(r.lease.stepId);
-      if (receiptId) return { stepId: r.lease.stepId, committed: true, receiptId };
-      const error = errorByStep.get(r.lease.stepId);
-      if (!error) throw new Error(`commitReceipts: step ${r.lease.stepId} was neither committed nor refused`);
-      return { stepId: r.lease.stepId, committed: false, error };
-    });
+  const effect = (r: ReceiptRequest) => (r.conclusion.kind === "effect" ? r.conclusion : null);
+  const rows = await run<{ receipt_id: string; step_id: string }>(pool, sql.commitReceipts, [
+    sessionId,
+    requests.map((r) => r.lease.stepId),
+    requests.map((r) => r.lease.fencingTerm.toString()),
+    requests.map((r) => r.conclusion.kind),
+    requests.map((r) => outcomeReason(r.conclusion)),
+    requests.map((r) => effect(r)?.externalReference ?? null),
+    requests.map((r) => (effect(r) ? JSON.stringify(effect(r)!.result ?? null) : null)),
+    requests.map((r) => effect(r)?.verification ?? "no_action_needed"),
+    requests.map((r) => (effect(r) ? "completed" : "completed_without_effect")),
+  ]);
+  const receipts = new Map(rows.map((row) => [row.step_id, row.receipt_id]));
+  const refused = requests.filter((r) => !receipts.has(r.lease.stepId));
+  const errors = await recordRejections(
+    pool,
+    sessionId,
+    refused.map(({ lease, conclusion }) => ({
+      lease,
+      operation: "commit_receipt",
+      payload:
+        conclusion.kind === "effect"
+          ? { externalReference: conclusion.externalReference, result: conclusion.result }
+          : { externalReference: null, result: { outcome: conclusion.kind, reason: conclusion.reason } },
+    })),
+  );
+  const errorByStep = new Map(refused.map((r, i) => [r.lease.stepId, errors[i]]));
+  return requests.map((r): ReceiptResult => {
+    const receiptId = receipts.get(r.lease.stepId);
+    if (receiptId) return { stepId: r.lease.stepId, committed: true, receiptId };
+    const error = errorByStep.get(r.lease.stepId);
+    if (!error) throw new Error(`commitReceipts: step ${r.lease.stepId} was neither committed nor refused`);
+    return { stepId: r.lease.stepId, committed: false, error };
   });
 }

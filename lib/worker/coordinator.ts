@@ -34,8 +34,10 @@ export type Coordinator = {
   claim(sessionId: string, served: readonly WorkflowVersion[], limit: number): Promise<ClaimedStep[]>;
   /**
    * A claim that waits: claims up to `limit` ready steps; when none is ready, waits up to
-   * `waitMs` for work and claims again (over HTTP, one long poll that returns the work). Aborting
-   * `signal` (the worker stopping) ends the wait at once, and nothing more is claimed.
+   * `waitMs` for work and claims again (over HTTP, one long poll that returns the work). The
+   * direct transport waits first when the session's last claim took fewer than it asked for and
+   * no step has been announced ready since it began. Aborting `signal` (the worker stopping) ends
+   * the wait at once, and nothing more is claimed.
    */
   claimOrWait(sessionId: string, served: readonly WorkflowVersion[], limit: number, waitMs: number, signal?: AbortSignal): Promise<ClaimedStep[]>;
   renew(sessionId: string, requests: readonly RenewRequest[]): Promise<RenewResult[]>;

@@ -18,6 +18,7 @@ import { commitReceipts } from "@/lib/engine/receipt";
 import { reportFailure, runRecoveryScan } from "@/lib/engine/recovery";
 import { retentionSummary, runScheduledRetention, type RetentionSchedule } from "@/lib/engine/retention";
 import { heartbeatSession, registerWorkerSession, stopSession } from "@/lib/engine/session";
+import type { ClaimedStep, WorkflowVersion } from "@/lib/engine/types";
 import type { Coordinator } from "./coordinator";
 
 const READY_CHANNEL = "fenceline_step_ready";
@@ -90,20 +91,44 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
   // predate the new step) is kept for the next wait, which then returns at once instead of
   // sleeping until its timeout.
   let missed = false;
+  // Notifications received so far, and per session how many there were when its last claim began,
+  // if that claim took fewer steps than it asked for while the listener was up: see claimOrWait.
+  let notices = 0;
+  const drainedAt = new Map<string, number>();
   const wakeAll = () => {
+    notices += 1;
     if (waiters.size === 0) missed = true;
     for (const wake of waiters) wake();
     waiters.clear();
   };
   // A lost listener costs only latency: waits fall back to their timeout until it reconnects,
-  // which wakes everyone, since a step readied meanwhile sent its notice to no one.
+  // which wakes everyone, since a step readied meanwhile sent its notice to no one. Each new
+  // connection is a new generation: a claim noted as up to date must have begun and ended on one.
+  let generation = 0;
   const wakeUps = createListener(listenPool, {
     channels: [READY_CHANNEL],
     onNotification: wakeAll,
     onListening: ({ reconnected }) => {
+      generation += 1;
+      drainedAt.clear();
       if (reconnected) wakeAll();
     },
   });
+
+  /** Claims, noting whether the claim saw every step ready before it began (it took fewer than `limit`). */
+  const claimNoting = async (sessionId: string, served: readonly WorkflowVersion[], limit: number): Promise<ClaimedStep[]> => {
+    const generationAtStart = wakeUps.listening ? generation : null;
+    const noticesAtStart = notices;
+    const claimed = await claimSteps(pool, sessionId, served, limit);
+    if (generationAtStart !== null && wakeUps.listening && generation === generationAtStart && claimed.length < limit) {
+      // Forgetting is always safe (the next wait claims first): keep the map small.
+      if (drainedAt.size >= 1_000) drainedAt.clear();
+      drainedAt.set(sessionId, noticesAtStart);
+    } else {
+      drainedAt.delete(sessionId);
+    }
+    return claimed;
+  };
 
   let closed = false;
   const waitForWork = async (timeoutMs: number, signal?: AbortSignal): Promise<void> => {
@@ -138,17 +163,26 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
       return registerWorkerSession(pool, { transport: "direct", registration });
     },
     heartbeat: (sessionId) => heartbeatSession(pool, sessionId),
-    stopSession: (sessionId, reason) => stopSession(pool, sessionId, reason),
-    claim: (sessionId, served, limit) => claimSteps(pool, sessionId, served, limit),
+    stopSession: (sessionId, reason) => {
+      drainedAt.delete(sessionId);
+      return stopSession(pool, sessionId, reason);
+    },
+    claim: (sessionId, served, limit) => claimNoting(sessionId, served, limit),
     claimOrWait: async (sessionId, served, limit, waitMs, signal) => {
       const deadline = performance.now() + waitMs;
       const stopped = () => closed || signal?.aborted === true;
-      let claimed = await claimSteps(pool, sessionId, served, limit);
+      // Up to date: the session's last claim took fewer than it asked for and no notification has
+      // arrived since it began. Every step ready before it began was in its snapshot, and a step
+      // made ready since notifies once its change commits, so a claim now would find nothing new:
+      // wait first. (Work that needs no notification, a delayed step coming due, is found at the
+      // wait's timeout either way.)
+      const upToDate = waitMs > 0 && wakeUps.listening && drainedAt.get(sessionId) === notices;
+      let claimed = upToDate ? [] : await claimNoting(sessionId, served, limit);
       // A wake-up is a hint (another session's work, a notice from before the claim): answer
       // empty only at the timeout. A stopping worker (or a closed coordinator) claims nothing more.
       while (claimed.length === 0 && limit > 0 && deadline - performance.now() > 0 && !stopped()) {
         await waitForWork(deadline - performance.now(), signal);
-        if (!stopped()) claimed = await claimSteps(pool, sessionId, served, limit);
+        if (!stopped()) claimed = await claimNoting(sessionId, served, limit);
       }
       return claimed;
     },
@@ -163,7 +197,7 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     commitReceipts: (sessionId, requests) => commitReceipts(pool, sessionId, requests),
     commitAndClaim: async (sessionId, served, requests, claimLimit) => {
       const results = await commitReceipts(pool, sessionId, requests);
-      return { results, claimed: claimLimit > 0 ? await claimSteps(pool, sessionId, served, claimLimit) : [] };
+      return { results, claimed: claimLimit > 0 ? await claimNoting(sessionId, served, claimLimit) : [] };
     },
     reportFailure: async (lease, reason) => {
       await reportFailure(pool, lease, reason);

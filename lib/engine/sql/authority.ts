@@ -13,7 +13,7 @@
  * | statement (file)                              | why an inactive workflow refuses it                 |
  * | --------------------------------------------- | --------------------------------------------------- |
  * | the four checkpoints (checkpoint.ts)          | a cancel is observed at the next checkpoint (SPEC)  |
- * | commit receipt: concludeAttempts (receipt.ts) | recovery still reconciles an observed effect        |
+ * | commit receipt: commitReceipts (receipt.ts)   | recovery still reconciles an observed effect        |
  * | renew (lease.ts)                              | the refusal fires the handler's abort signal        |
  * | release (lease.ts)                            | a released step is ready, and nothing claims a step |
  * |                                               | of an inactive workflow; refused, its lease expires |
