@@ -18,7 +18,7 @@ const byScript = (script: string) => {
 test("the commands found in package.json are the ones this file knows", () => {
   // A new command must join the mistakes below, not only the help checks.
   expect(commands.map((command) => command.script).sort()).toEqual(
-    ["bench", "db:generate", "db:migrate", "db:migration:create", "demo:traffic", "epoch:transition", "package", "relay", "retention", "scenarios", "start", "test", "test:model", "worker"].sort(),
+    ["bench", "db:generate", "db:migrate", "db:migration:create", "demo:traffic", "epoch:transition", "package", "protocol-server", "relay", "retention", "scenarios", "start", "test", "test:model", "worker"].sort(),
   );
 });
 
@@ -63,6 +63,8 @@ const mistakes: { script: string; what: string; args?: string[]; env?: Record<st
   { script: "package", what: "an argument it does not take", args: ["dist"], exitCode: 2, says: /Unexpected argument 'dist'/ },
   { script: "test", what: "runner arguments without --only", args: ["lib/db"], exitCode: 2, says: /Unexpected argument 'lib\/db'/ },
   { script: "worker", what: "a malformed embedded port", env: { EMBEDDED_PG_PORT: "fifty" }, exitCode: 1, says: /EMBEDDED_PG_PORT must be an integer/ },
+  { script: "protocol-server", what: "a malformed port", env: { FENCELINE_PROTOCOL_PORT: "any" }, exitCode: 1, says: /FENCELINE_PROTOCOL_PORT must be an integer/ },
+  { script: "protocol-server", what: "a port out of range", env: { FENCELINE_PROTOCOL_PORT: "70000" }, exitCode: 1, says: /FENCELINE_PROTOCOL_PORT must be/ },
 ];
 
 // Commands that reach the database, and the arguments that make them do it first.
@@ -70,6 +72,7 @@ const databaseCommands: { script: string; args?: string[] }[] = [
   { script: "start" },
   { script: "worker" },
   { script: "relay" },
+  { script: "protocol-server" },
   { script: "retention" },
   { script: "epoch:transition" },
   { script: "bench", args: ["--only", "profile"] },
