@@ -242,6 +242,16 @@ const handlers: Handlers = {
       await stateOf(pool).waiter.waitForWork(deadline - performance.now());
       if (!clientGone()) steps = await claimSteps(pool, body.sessionId, served, body.limit);
     }
+    // The client can go while the claim runs (a stopping worker): its steps go back at once rather
+    // than waiting out their leases, since nothing was invoked under them.
+    if (steps.length > 0 && clientGone()) {
+      await Promise.all(
+        steps.map((step) =>
+          releaseLease(pool, { stepId: step.stepId, fencingTerm: step.fencingTerm, sessionId: body.sessionId }, "the long poll's client went away", { effectAbsent: true }),
+        ),
+      );
+      steps = [];
+    }
     return respond("claim-or-wait", { steps: steps.map(claimedToWire) });
   },
   "report-failure": async (pool, body, worker) => {
