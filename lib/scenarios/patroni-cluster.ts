@@ -28,7 +28,7 @@ import { promisify } from "node:util";
 import { freePort } from "@/lib/net/free-port";
 import { PG_BIN, postgresUser } from "./cluster";
 import { waitUntil } from "./processes";
-import { alive, withClient, type FailoverServers } from "./standby-pair";
+import { alive, killAll, serverProcesses, WalSenderHold, withClient, type FailoverServers } from "./standby-pair";
 
 const execFileAsync = promisify(execFile);
 
@@ -69,7 +69,7 @@ type Member = { name: string; pgPort: number; restPort: number; agent: ChildProc
 export class PatroniCluster implements FailoverServers {
   readonly tier = "patroni";
   private etcd: ChildProcess | null = null;
-  private held: number[] = [];
+  private readonly held = new WalSenderHold();
   /** Processes killed and seen dead: their ids may be reused by now, never signal them again. */
   private readonly gone = new Set<number>();
   private readonly members: Member[];
@@ -273,34 +273,14 @@ export class PatroniCluster implements FailoverServers {
 
   /** The leader's machine dies: its Patroni agent, its postmaster and every backend SIGKILLed at once. */
   async killPrimary(): Promise<void> {
-    const postmaster = Number((await readFile(path.join(this.dataDir(this.leader), "postmaster.pid"), "utf8")).split("\n")[0]);
-    const { stdout } = await execFileAsync("pgrep", ["-P", String(postmaster)]).catch(() => ({ stdout: "" }));
     const agent = this.leader.agent?.pid;
-    const pids = [...(agent ? [agent] : []), postmaster, ...stdout.split("\n").filter(Boolean).map(Number)];
-    for (const pid of pids) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-    await waitUntil("the leader's processes to die", async () => pids.every((pid) => !alive(pid)), 10_000, 20);
+    const pids = [...(agent ? [agent] : []), ...(await serverProcesses(this.dataDir(this.leader)))];
+    await killAll(pids, "the leader's processes");
     for (const pid of pids) this.gone.add(pid);
   }
 
   async holdReplication(hold: boolean): Promise<void> {
-    if (!hold) {
-      for (const pid of this.held) if (alive(pid)) process.kill(pid, "SIGCONT");
-      this.held = [];
-      return;
-    }
-    const pid = await withClient(this.primaryServerUrl, async (client) => {
-      const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_replication WHERE application_name = $1", [this.replica.name]);
-      return rows[0]?.pid;
-    });
-    if (!pid) throw new Error("the leader has no WAL sender for the replica");
-    process.kill(pid, "SIGSTOP");
-    this.held.push(pid);
+    await this.held.set(hold, this.primaryServerUrl, this.replica.name);
   }
 
   async standbyReceivedLsn(): Promise<string> {

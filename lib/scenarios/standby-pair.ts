@@ -61,7 +61,7 @@ export interface FailoverServers {
 export class StandbyPair implements FailoverServers {
   readonly tier = "quick";
   private primaryAlive = true;
-  private held: number[] = [];
+  private readonly held = new WalSenderHold();
 
   private constructor(
     readonly dir: string,
@@ -146,18 +146,9 @@ export class StandbyPair implements FailoverServers {
 
   /** SIGKILL the primary's postmaster and every one of its processes at once: no shutdown, no last WAL sent. */
   async killPrimary(): Promise<void> {
-    const postmaster = Number((await readFile(path.join(this.dataDir("primary"), "postmaster.pid"), "utf8")).split("\n")[0]);
-    const { stdout } = await execFileAsync("pgrep", ["-P", String(postmaster)]).catch(() => ({ stdout: "" }));
-    const pids = [postmaster, ...stdout.split("\n").filter(Boolean).map(Number)];
-    for (const pid of pids) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
+    const pids = await serverProcesses(this.dataDir("primary"));
     this.primaryAlive = false;
-    await waitUntil("the primary's processes to die", async () => pids.every((pid) => !alive(pid)), 10_000, 20);
+    await killAll(pids, "the primary's processes");
   }
 
   /**
@@ -166,18 +157,7 @@ export class StandbyPair implements FailoverServers {
    * sender wrote meanwhile waits in the socket's buffers and is read on SIGCONT.
    */
   async holdReplication(hold: boolean): Promise<void> {
-    if (!hold) {
-      for (const pid of this.held) if (alive(pid)) process.kill(pid, "SIGCONT");
-      this.held = [];
-      return;
-    }
-    const pid = await withClient(this.primaryServerUrl, async (client) => {
-      const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_replication WHERE application_name = $1", [STANDBY_NAME]);
-      return rows[0]?.pid;
-    });
-    if (!pid) throw new Error("the primary has no WAL sender for the standby");
-    process.kill(pid, "SIGSTOP");
-    this.held.push(pid);
+    await this.held.set(hold, this.primaryServerUrl, STANDBY_NAME);
   }
 
   /** The last WAL position the standby received (before promotion: what the failover keeps). */
@@ -213,6 +193,48 @@ export class StandbyPair implements FailoverServers {
 
   private exec(binary: string, args: string[]): Promise<void> {
     return runPgBinary(binary, args, { ...this.runAs, cwd: this.dir });
+  }
+}
+
+/** A server's postmaster (from its data directory's postmaster.pid) and its child processes. */
+export async function serverProcesses(dataDir: string): Promise<number[]> {
+  const postmaster = Number((await readFile(path.join(dataDir, "postmaster.pid"), "utf8")).split("\n")[0]);
+  const { stdout } = await execFileAsync("pgrep", ["-P", String(postmaster)]).catch(() => ({ stdout: "" }));
+  return [postmaster, ...stdout.split("\n").filter(Boolean).map(Number)];
+}
+
+/** SIGKILLs every one of `pids` at once (a dead machine: no shutdown) and waits until none is alive. */
+export async function killAll(pids: readonly number[], what: string): Promise<void> {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  await waitUntil(`${what} to die`, async () => pids.every((pid) => !alive(pid)), 10_000, 20);
+}
+
+/**
+ * Holds a primary's WAL sender to one standby with SIGSTOP, and lets every held one go with
+ * SIGCONT: commits go on, acknowledged when asynchronous, and stay on the primary.
+ */
+export class WalSenderHold {
+  private held: number[] = [];
+
+  async set(hold: boolean, primaryServerUrl: string, standbyName: string): Promise<void> {
+    if (!hold) {
+      for (const pid of this.held) if (alive(pid)) process.kill(pid, "SIGCONT");
+      this.held = [];
+      return;
+    }
+    const pid = await withClient(primaryServerUrl, async (client) => {
+      const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_replication WHERE application_name = $1", [standbyName]);
+      return rows[0]?.pid;
+    });
+    if (!pid) throw new Error(`the primary has no WAL sender for ${standbyName}`);
+    process.kill(pid, "SIGSTOP");
+    this.held.push(pid);
   }
 }
 
