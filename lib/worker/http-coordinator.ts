@@ -163,24 +163,20 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
     return answer;
   }
 
-  /** Claimed steps of an answer, checked and converted; a mismatch is a transport error, never a step. */
-  function claimed(operation: WorkerOperation, answer: unknown): ClaimedStep[] {
+  /**
+   * What `check` reads from an answer (its claimed steps, its receipt results), checked and
+   * converted; a mismatch is a transport error, never a step or a result.
+   */
+  function checked<T>(operation: WorkerOperation, check: (answer: unknown) => T, answer: unknown): T {
     try {
-      return claimedStepsOf(answer);
+      return check(answer);
     } catch (error) {
       if (error instanceof WireCheckError) throw new WorkerTransportError(operation, `the answer does not match the protocol: ${error.message}`, 200);
       throw error;
     }
   }
-
-  function receiptResults(operation: WorkerOperation, answer: unknown): ReceiptResult[] {
-    try {
-      return receiptResultsOf(answer);
-    } catch (error) {
-      if (error instanceof WireCheckError) throw new WorkerTransportError(operation, `the answer does not match the protocol: ${error.message}`, 200);
-      throw error;
-    }
-  }
+  const claimed = (operation: WorkerOperation, answer: unknown): ClaimedStep[] => checked(operation, claimedStepsOf, answer);
+  const receiptResults = (operation: WorkerOperation, answer: unknown): ReceiptResult[] => checked(operation, receiptResultsOf, answer);
 
   return {
     transport: "http",
