@@ -21,6 +21,8 @@ export class Fleet {
   constructor(
     private readonly driver: EngineDriver,
     private readonly log: (line: string) => void,
+    /** Once aborted (the command was interrupted, and the terminal's SIGINT stopped the workers too), nothing restarts. */
+    private readonly signal: AbortSignal,
   ) {}
 
   /** Worker processes started again by the supervisor. */
@@ -72,11 +74,11 @@ export class Fleet {
     const worker = this.driver.spawnWorker(slot);
     void worker.exited.then(({ code, signal }) => {
       const entry = this.slots.get(slot);
-      if (this.closing || !entry || entry.worker !== worker) return;
+      if (this.closing || this.signal.aborted || !entry || entry.worker !== worker) return;
       this.log(`  worker ${slot} exited (code ${code}, signal ${signal}); restarting it in ${RESTART_DELAY_MS} ms`);
       if (signal !== "SIGKILL") this.log(worker.tail(12));
       const restart = new Promise<void>((resolve) => setTimeout(resolve, RESTART_DELAY_MS)).then(() => {
-        if (this.closing) return;
+        if (this.closing || this.signal.aborted) return;
         entry.worker = this.spawn(slot);
         entry.restarts += 1;
       });

@@ -290,7 +290,7 @@ export async function runEngine(environment: ScorecardEnvironment, options: RunO
     destinationPool.on("error", () => undefined);
     // Every call of a batch in flight at once, in one worker.
     driver = await openDriver(engine, { engineUrl, destinationUrl: destination.url, concurrency: contracts.length * jobsPerFault });
-    fleet = new Fleet(driver, log);
+    fleet = new Fleet(driver, log, options.signal);
     await fleet.start("w1");
     const run = new Run(options, driver, fleet, destination, destinationPool, environment.cluster);
     const measured: Omit<FaultFigures, "duplicatedBy" | "neverAppliedBy">[] = [];
