@@ -13,6 +13,9 @@ const READY_TIMEOUT_MS = 60_000;
 
 type Slot = { worker: Spawned; restarts: number };
 
+/** Workers the harness itself SIGKILLed: their exit is the fault, not a crash. */
+const killed = new WeakSet<Spawned>();
+
 export class Fleet {
   private readonly slots = new Map<string, Slot>();
   private closing = false;
@@ -30,6 +33,9 @@ export class Fleet {
     return [...this.slots.values()].reduce((sum, slot) => sum + slot.restarts, 0);
   }
 
+  /** Workers that exited on their own while the fleet ran (not stopped, not killed by the harness). */
+  crashes = 0;
+
   /** Starts `slot`'s worker and waits until it serves. */
   async start(slot: string): Promise<Spawned> {
     const worker = this.spawn(slot);
@@ -46,7 +52,9 @@ export class Fleet {
   }
 
   kill(slot: string): void {
-    this.worker(slot).process.kill("SIGKILL");
+    const worker = this.worker(slot);
+    killed.add(worker);
+    worker.process.kill("SIGKILL");
   }
 
   pause(slot: string): void {
@@ -76,7 +84,10 @@ export class Fleet {
       const entry = this.slots.get(slot);
       if (this.closing || this.signal.aborted || !entry || entry.worker !== worker) return;
       this.log(`  worker ${slot} exited (code ${code}, signal ${signal}); restarting it in ${RESTART_DELAY_MS} ms`);
-      if (signal !== "SIGKILL") this.log(worker.tail(12));
+      if (!killed.has(worker)) {
+        this.crashes += 1;
+        this.log(worker.tail(12));
+      }
       const restart = new Promise<void>((resolve) => setTimeout(resolve, RESTART_DELAY_MS)).then(() => {
         if (this.closing || this.signal.aborted) return;
         entry.worker = this.spawn(slot);

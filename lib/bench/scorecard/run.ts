@@ -163,7 +163,7 @@ class Run {
   }
 }
 
-type Script = (run: Run) => Promise<Omit<FaultFigures, "duplicatedBy" | "neverAppliedBy">>;
+type Script = (run: Run) => Promise<Omit<FaultFigures, "duplicatedBy" | "neverAppliedBy" | "workerCrashes">>;
 
 /**
  * A fault struck while every call of a fresh batch is held at the destination, at a seeded moment
@@ -296,7 +296,8 @@ export async function runEngine(environment: ScorecardEnvironment, options: RunO
     const measured: Omit<FaultFigures, "duplicatedBy" | "neverAppliedBy">[] = [];
     for (const fault of SCORECARD_FAULTS) {
       log(`  ${fault}: ${contracts.length} × ${jobsPerFault} jobs`);
-      const figures = await scripts[fault](run);
+      const crashesBefore = fleet.crashes;
+      const figures = { ...(await scripts[fault](run)), workerCrashes: fleet.crashes - crashesBefore };
       log(`    settled (ms after the fault): ${Object.entries(figures.settledMs).map(([contract, ms]) => `${contract} ${ms ?? `not within ${figures.windowMs / 1000} s`}`).join(", ")}`);
       measured.push(figures);
     }

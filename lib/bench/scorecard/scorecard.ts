@@ -203,6 +203,13 @@ const HARM_WORDS: Record<Harm, string> = { duplicates: "duplicate effects", lost
 /** The row's verdict as the table states it: a harm is reported only when the second seed showed it too. */
 export function verdictOf(row: ScorecardRow): string {
   if (row.harms.length === 0) return row.unsettled > 0 ? "no harm seen; unsettled when the window closed" : "holds";
+  if (row.engine === "fenceline" && fencelineRowHolds(row)) {
+    return `${verdictOfHarms(row)}, within its stated limit (a call held past the status query)`;
+  }
+  return verdictOfHarms(row);
+}
+
+function verdictOfHarms(row: ScorecardRow): string {
   if (row.reproduced === null) return `${row.harms.map((harm) => HARM_WORDS[harm]).join(", ")} (not confirmed: no second run)`;
   const unconfirmed = row.harms.filter((harm) => !row.reproduced!.includes(harm));
   return [
@@ -235,8 +242,8 @@ export function renderScorecard(result: ScorecardResult): string {
   lines.push("");
   lines.push(`By fault (the run seed's runs), each column per contract (${result.contracts.join(" / ")})`);
   lines.push("");
-  lines.push(`| engine | fault | what the harness did | jobs with 2+ effects | never applied | settled within (s) |`);
-  lines.push("|---|---|---|---|---|---|");
+  lines.push(`| engine | fault | what the harness did | jobs with 2+ effects | never applied | settled within (s) | worker crashes |`);
+  lines.push("|---|---|---|---|---|---|---|");
   for (const run of result.runs) {
     for (const fault of run.faults) {
       const perContract = (pick: (contract: Contract) => number) => result.contracts.map(pick).join(" / ");
@@ -246,7 +253,7 @@ export function renderScorecard(result: ScorecardResult): string {
       });
       const did = Object.entries(fault.injected).map(([what, n]) => `${what} ${n}`).join(", ");
       lines.push(
-        `| ${ENGINE_LABEL[run.engine]} | ${fault.fault} | ${did} | ${perContract((contract) => fault.duplicatedBy[contract] ?? 0)} | ${perContract((contract) => fault.neverAppliedBy[contract] ?? 0)} | ${settled.join(" / ")} |`,
+        `| ${ENGINE_LABEL[run.engine]} | ${fault.fault} | ${did} | ${perContract((contract) => fault.duplicatedBy[contract] ?? 0)} | ${perContract((contract) => fault.neverAppliedBy[contract] ?? 0)} | ${settled.join(" / ")} | ${fault.workerCrashes} |`,
       );
     }
   }

@@ -89,6 +89,8 @@ export type FaultFigures = {
   readonly neverAppliedBy: Partial<Record<Contract, number>>;
   /** What the harness did, to show the fault happened (e.g. answers dropped, calls in flight at the kill). */
   readonly injected: Record<string, number>;
+  /** Worker processes that exited by themselves during the batch (the harness's SIGKILL not counted); the supervisor restarted them. */
+  readonly workerCrashes: number;
 };
 
 export type RunResult = {
