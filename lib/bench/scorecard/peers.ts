@@ -218,6 +218,12 @@ async function graphileWorker(options: PeerWorkerOptions, deliver: Delivery): Pr
       if (level === "error" || level === "warning") process.stderr.write(`[graphile-worker] ${message}\n`);
     }),
   });
+  // A runner that stops on a fatal error rejects its promise; graphile-worker's own CLI then exits
+  // with status 1, and so does this worker (its supervisor starts it again).
+  runner.promise.catch((error: unknown) => {
+    process.stderr.write(`[graphile-worker] the runner stopped: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
   return () => runner.stop();
 }
 
