@@ -19,6 +19,7 @@
  *                    workflow id is the key; each worker has a stable executor ID, so a restarted
  *                    process recovers its own pending workflows; the step's attempt is the term
  */
+import { readFileSync } from "node:fs";
 import type { DLogger } from "@dbos-inc/dbos-sdk";
 import type pg from "pg";
 import { createPool } from "@/lib/db/pool";
@@ -27,6 +28,18 @@ import type { Contract } from "@/lib/scenarios/types";
 import type { EngineOutcome, LogicalJob } from "./types";
 
 export type PeerEngine = "graphileWorker" | "pgBoss" | "dbos";
+
+/** The installed version of each peer package, for the result (read from node_modules: their exports do not include package.json). */
+export function peerVersions(): Record<string, string> {
+  const versionOf = (name: string) => {
+    try {
+      return (JSON.parse(readFileSync(new URL(`../../../node_modules/${name}/package.json`, import.meta.url), "utf8")) as { version: string }).version;
+    } catch {
+      return "not installed";
+    }
+  };
+  return { "graphile-worker": versionOf("graphile-worker"), "pg-boss": versionOf("pg-boss"), "@dbos-inc/dbos-sdk": versionOf("@dbos-inc/dbos-sdk") };
+}
 
 /** What a peer's job carries: enough for the worker to make the call. */
 export type PeerJobData = { readonly contract: Contract; readonly n: number; readonly payload: LogicalJob["payload"] };

@@ -6,13 +6,13 @@
  * `npm run scorecard` and `npm run bench -- --only scorecard` both run this.
  */
 import { cpus, loadavg } from "node:os";
-import { readFileSync } from "node:fs";
 import { exit } from "@/lib/cli/command";
 import { resolveDatabaseUrl } from "@/lib/db/database";
 import { ThrowawayCluster } from "@/lib/scenarios/cluster";
 import { deriveSeed } from "@/lib/scenarios/matrix";
 import type { Contract } from "@/lib/scenarios/types";
 import { round } from "../stats";
+import { peerVersions } from "./peers";
 import { runEngine, SETTLE_WINDOW_MS, type ScorecardEnvironment } from "./run";
 import { ENGINE_LABEL, SCORECARD_FAULTS, type ContractFigures, type RunResult, type ScorecardEngine } from "./types";
 
@@ -82,14 +82,6 @@ export function fencelineRowHolds(row: ContractFigures): boolean {
   return (duplicatesAllowed || row.duplicateEffects === 0) && row.lost === 0 && row.staleWritesAccepted === 0 && row.unsettled === 0;
 }
 
-function peerVersion(name: string): string {
-  try {
-    return (JSON.parse(readFileSync(new URL(`../../../node_modules/${name}/package.json`, import.meta.url), "utf8")) as { version: string }).version;
-  } catch {
-    return "not installed";
-  }
-}
-
 export function scorecardCommand(options: Pick<ScorecardOptions, "engines" | "contracts" | "jobsPerFault" | "seed">): string {
   return `npm run scorecard -- --seed ${options.seed} --jobs ${options.jobsPerFault} --engines ${options.engines.join(",")} --contracts ${options.contracts.join(",")}`;
 }
@@ -157,7 +149,7 @@ export async function runScorecard(options: ScorecardOptions): Promise<Scorecard
       loadAverageAfter: loadavg().map((value) => round(value, 2)),
       node: process.version,
       engineServer: "PostgreSQL 15 (a throwaway cluster of the harness's own, fsync off)",
-      versions: { "graphile-worker": peerVersion("graphile-worker"), "pg-boss": peerVersion("pg-boss"), "@dbos-inc/dbos-sdk": peerVersion("@dbos-inc/dbos-sdk") },
+      versions: peerVersions(),
     },
     durationMs: Date.now() - startedAt,
   };
