@@ -13,6 +13,8 @@
  *                                          haproxy and PgBouncer to that many protocol servers)
  *   npm run bench -- --only failover --rounds 3   (not in the default run: the failover cells of both
  *                                          tiers, pg_ctl promote and Patroni, synchronous and asynchronous)
+ *   npm run bench -- --only scorecard     the same faults on every engine, effects counted at the
+ *                                          destination (as `npm run scorecard` at its defaults)
  *
  * Progress goes to stderr. Worker memory is measured during the throughput runs.
  * FENCELINE_BENCH_CONCURRENCY / FENCELINE_BENCH_PROCESSES change Fenceline's worker settings.
@@ -31,10 +33,13 @@ import { measureProfile, type ProfileResult } from "./profile";
 import { measureCluster, type ClusterResult } from "./cluster";
 import { measureFailover, type FailoverRow } from "./failover";
 import { measureThroughput, type ThroughputResult } from "./throughput";
+import { DEFAULT_JOBS_PER_FAULT, renderScorecard, runScorecard, SCORECARD_SEED, untilInterrupted, type ScorecardResult } from "./scorecard/scorecard";
+import { SCORECARD_ENGINES } from "./scorecard/types";
+import { CONTRACTS } from "@/lib/scenarios/types";
 
-const PARTS = ["throughput", "latency", "recovery", "dashboard", "profile", "cluster", "failover"] as const;
+const PARTS = ["throughput", "latency", "recovery", "dashboard", "scorecard", "profile", "cluster", "failover"] as const;
 type Part = (typeof PARTS)[number];
-const DEFAULT_PARTS: readonly Part[] = ["throughput", "latency", "recovery", "dashboard"];
+const DEFAULT_PARTS: readonly Part[] = ["throughput", "latency", "recovery", "dashboard", "scorecard"];
 const PROFILE_BATCH = 50;
 const QUIESCE_MS = 2_000;
 const THROUGHPUT_ENGINES: readonly EngineName[] = ["fencelineDirect", "graphileTuned", "fencelineHttp", "dbosTuned", "graphileDefault", "pgBoss", "dbosDefault"];
@@ -211,6 +216,20 @@ async function main(): Promise<void> {
     if (dashboard) log(`  projection p95 ${dashboard.projection.p95} ms, step detail ${dashboard.stepDetail.p95}, review queue ${dashboard.reviewQueue.p95}, review case ${dashboard.reviewCase.p95}, metrics ${dashboard.metrics.p95}`);
   }
 
+  let scorecard: ScorecardResult | null = null;
+  if (parts.has("scorecard")) {
+    log(`scorecard: the same faults on ${SCORECARD_ENGINES.join(", ")}, effects counted at the destination (seed ${SCORECARD_SEED})`);
+    const scorecardLog = (line: string) => log(`  ${line}`);
+    scorecard = await attempt("scorecard", () =>
+      untilInterrupted(
+        (signal) =>
+          runScorecard({ engines: SCORECARD_ENGINES, contracts: CONTRACTS, jobsPerFault: DEFAULT_JOBS_PER_FAULT, seed: SCORECARD_SEED, confirm: true, log: scorecardLog, signal }),
+        scorecardLog,
+      ),
+    );
+    if (scorecard && !scorecard.fencelineHolds) failures.push({ measurement: "scorecard", error: "Fenceline broke one of its promises: see the scorecard's rows" });
+  }
+
   let profile: ProfileResult | null = null;
   if (parts.has("profile")) {
     log(`profile: ${steps} steps, claims and receipt batches of ${PROFILE_BATCH}, one connection`);
@@ -272,6 +291,7 @@ async function main(): Promise<void> {
     dbosWorkerRssMb: dbosRss.length > 0 ? Math.max(...dbosRss) : null,
     cluster,
     failover,
+    scorecard,
     run: {
       steps,
       rounds,
@@ -296,6 +316,7 @@ async function main(): Promise<void> {
     printTable(result, throughput, latency, recovery, dashboard, profile);
     if (cluster) printCluster(cluster);
     if (failover) printFailover(failover);
+    if (scorecard) process.stdout.write(`\n${renderScorecard(scorecard)}\n`);
   }
 }
 

@@ -249,7 +249,7 @@ const dbosLogger: DLogger = {
  * Creates DBOS's system tables out of band, as DBOS documents for a fleet (`dbos schema`), so the
  * workers launch without migrating; its output goes to stderr.
  */
-async function migrateDbos(url: string): Promise<void> {
+export async function migrateDbos(url: string): Promise<void> {
   const cli = fileURLToPath(new URL("../../node_modules/@dbos-inc/dbos-sdk/dist/src/cli/cli.js", import.meta.url));
   const child = spawn(process.execPath, [cli, "schema", url], { stdio: ["ignore", 2, 2] });
   const [code] = (await once(child, "exit")) as [number | null];

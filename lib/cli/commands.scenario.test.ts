@@ -18,7 +18,7 @@ const byScript = (script: string) => {
 test("the commands found in package.json are the ones this file knows", () => {
   // A new command must join the mistakes below, not only the help checks.
   expect(commands.map((command) => command.script).sort()).toEqual(
-    ["bench", "db:generate", "db:migrate", "db:migration:create", "demo:traffic", "epoch:transition", "package", "protocol-server", "relay", "retention", "scenarios", "start", "test", "test:model", "worker"].sort(),
+    ["bench", "db:generate", "db:migrate", "db:migration:create", "demo:traffic", "epoch:transition", "package", "protocol-server", "relay", "retention", "scenarios", "scorecard", "start", "test", "test:model", "worker"].sort(),
   );
 });
 
@@ -55,6 +55,8 @@ const mistakes: { script: string; what: string; args?: string[]; env?: Record<st
   { script: "bench", what: "an unknown measurement", args: ["--only", "speed"], exitCode: 2, says: /--only takes throughput, latency/ },
   { script: "scenarios", what: "an unknown fault", args: ["--only", "meteor"], exitCode: 2, says: /--only takes kill, pause/ },
   { script: "scenarios", what: "a soak without a duration", args: ["--soak", "forever"], exitCode: 2, says: /--soak takes a duration/ },
+  { script: "scorecard", what: "an engine the bench does not run", args: ["--engines", "temporal"], exitCode: 2, says: /--engines takes fenceline, graphileWorker, pgBoss, dbos/ },
+  { script: "scorecard", what: "more jobs than a worker runs at once", args: ["--jobs", "9"], exitCode: 2, says: /--jobs takes 1 to 8/ },
   { script: "test:model", what: "a run count that is not a number", args: ["--runs", "all"], exitCode: 2, says: /--runs must be a positive integer/ },
   { script: "db:migrate", what: "an unknown migrate command", args: ["undo"], exitCode: 2, says: /unexpected argument "undo"/ },
   { script: "db:migration:create", what: "no migration name", exitCode: 2, says: /create needs a name/ },
@@ -77,6 +79,7 @@ const databaseCommands: { script: string; args?: string[] }[] = [
   { script: "epoch:transition" },
   { script: "bench", args: ["--only", "profile"] },
   { script: "scenarios", args: ["--only", "kill", "--contract", "fenced"] },
+  { script: "scorecard", args: ["--engines", "fenceline", "--contracts", "fenced", "--jobs", "1"] },
   { script: "test:model", args: ["--runs", "1"] },
   { script: "db:migrate" },
 ];

@@ -5,9 +5,9 @@
  * throwaway PostgreSQL cluster of its own (initdb + pg_ctl from the system's PostgreSQL 15), never
  * the machine's shared server.
  */
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { chown, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
@@ -137,6 +137,18 @@ export class ThrowawayCluster {
       await this.pgCtl(["stop", "-m", "immediate", "-w", "-t", "30"]).catch(() => undefined);
     }
     await rm(this.dir, { recursive: true, force: true });
+  }
+
+  /** destroy() for an exit hook, where nothing asynchronous runs: stops the server at once and removes its files. */
+  destroyNow(): void {
+    if (existsSync(path.join(this.dataDir, "postmaster.pid"))) {
+      try {
+        execFileSync(path.join(PG_BIN, "pg_ctl"), ["-D", this.dataDir, "stop", "-m", "immediate", "-w", "-t", "30"], { ...this.runAs, cwd: this.dir, stdio: "ignore" });
+      } catch {
+        // Already stopping or gone: the files go either way.
+      }
+    }
+    rmSync(this.dir, { recursive: true, force: true });
   }
 
   private pgCtl(args: string[]): Promise<void> {

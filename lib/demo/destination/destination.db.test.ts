@@ -221,6 +221,24 @@ describe.each(destinations)("the $contract.name destination", ({ contract, prefi
     expect(error).toMatchObject({ reason: "timeout" });
     expect(await effectsOf(db.pool, identity)).toHaveLength(1);
   });
+
+  test("dropFirstResponse: the first request with a body loses its answer after its effect, and its repeat is answered", async ({ destination, db }) => {
+    const identity = unique("first-lost");
+    const resource = unique("resource");
+    const body = { amount: 10, body: identity };
+    expect((await putFaults(destination.url, { dropFirstResponse: [contract.name] })).status).toBe(200);
+    try {
+      const first = await create(destination.url, { ...call(identity, 1n), payload: body }, resource).catch((caught: unknown) => caught);
+      expect(first).toBeInstanceOf(UnknownOutcome);
+      expect(await effectsOf(db.pool, identity)).toHaveLength(1);
+      const repeat = await create(destination.url, { ...call(identity, 2n), payload: body }, resource);
+      const protectedKind = contract.repetition === "idempotency_protected";
+      expect(repeat.replayed).toBe(protectedKind);
+      expect(await effectsOf(db.pool, identity)).toHaveLength(protectedKind ? 1 : 2);
+    } finally {
+      await putFaults(destination.url, {});
+    }
+  });
 });
 
 describe("the admin routes", () => {

@@ -13,6 +13,13 @@ export const faultSettingsSchema = z.strictObject({
   seed: z.number().int().min(0).max(0xffff_ffff).default(1),
   global: faultProfileSchema.default({}),
   kinds: z.partialRecord(z.enum(DESTINATION_KINDS), faultProfileSchema).default({}),
+  /**
+   * Kinds whose first request with a given body loses its answer after its effect commits; a
+   * repeat of that body is answered. Unlike `dropResponseRate` it draws nothing, so every caller
+   * meets it at the same point: its first call, however soon it retries. Omitted unless set (the
+   * fault lab's protocol does not know it).
+   */
+  dropFirstResponse: z.array(z.enum(DESTINATION_KINDS)).max(DESTINATION_KINDS.length).optional(),
 });
 export type FaultSettings = z.infer<typeof faultSettingsSchema>;
 
@@ -39,6 +46,8 @@ export function seededRandom(seed: number): () => number {
 
 export class FaultInjector {
   private random: () => number;
+  /** Kind and body digest of every request whose answer `dropFirstResponse` dropped already (this process's memory). */
+  private firstAnswersDropped = new Set<string>();
 
   constructor(private current: FaultSettings) {
     this.random = seededRandom(current.seed);
@@ -52,6 +61,16 @@ export class FaultInjector {
   replace(settings: FaultSettings): void {
     this.current = settings;
     this.random = seededRandom(settings.seed);
+    this.firstAnswersDropped.clear();
+  }
+
+  /** Asked once the effect of a request with body `payloadDigest` committed: true for the first such at a `dropFirstResponse` kind. */
+  dropsFirstAnswer(kind: DestinationKind, payloadDigest: string): boolean {
+    if (!this.current.dropFirstResponse?.includes(kind)) return false;
+    const key = `${kind} ${payloadDigest}`;
+    if (this.firstAnswersDropped.has(key)) return false;
+    this.firstAnswersDropped.add(key);
+    return true;
   }
 
   /** Draws the same number of values whatever the outcome, so one request's faults never shift the next one's. */

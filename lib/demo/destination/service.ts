@@ -8,7 +8,7 @@
  *   POST /queryable                   Fenceline-Client-Reference
  *   GET  /queryable/status/:reference
  *   POST /opaque                      (Fenceline-Request-Identity, recorded for the audit only)
- *   GET  /admin/faults, PUT /admin/faults, GET /admin/destinations (its kinds)
+ *   GET  /admin/faults, PUT /admin/faults (faults.ts), GET /admin/destinations (its kinds)
  *   GET  /admin/epoch, PUT /admin/epoch  (the installed epoch: fenced writes from older ones are refused)
  *   POST /admin/epoch/probe  { epoch } → { rejected }: a real fenced write under the epoch before
  *        `epoch` with the largest term, to a resource no step uses; rejected when it was refused
@@ -86,8 +86,12 @@ function refused(status: number, title: string, detail: string, extra: Record<st
   }, `${status} ${title}: ${detail}`);
 }
 
-/** sha256 of the payload as JSON with sorted keys, so equal payloads have equal digests whatever their key order. */
-function digestOf(payload: unknown): string {
+/**
+ * sha256 of the payload as JSON with sorted keys, so equal payloads have equal digests whatever
+ * their key order. Every effect row keeps its request body's digest (`payload_digest`), so an
+ * auditor can tell which body an effect came from.
+ */
+export function digestOf(payload: unknown): string {
   const canonical = JSON.stringify(payload ?? null, (_key, value: unknown) =>
     value !== null && typeof value === "object" && !Array.isArray(value)
       ? Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
@@ -179,7 +183,8 @@ export async function startDestinationService({ databaseUrl, port }: Destination
     if (plan.refuse?.status === 500) throw refused(500, "injected error", "fault injection: failed before any effect");
 
     const effect = await apply();
-    if (plan.after && "drop" in plan.after) {
+    const firstAnswerLost = !effect.replayed && faults.dropsFirstAnswer(kind, digestOf(payload));
+    if ((plan.after && "drop" in plan.after) || firstAnswerLost) {
       // The effect is committed; the caller never learns it.
       const identity = optionalHeader(request, kind === "idempotent" ? "idempotency-key" : kind === "queryable" ? "fenceline-client-reference" : "fenceline-request-identity");
       await query(pool, recordIncident, [kind, "dropped_response", resource ?? null, identity, null, null]).catch(() => undefined);
