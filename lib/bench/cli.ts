@@ -18,7 +18,6 @@
  * FENCELINE_BENCH_CONCURRENCY / FENCELINE_BENCH_PROCESSES change Fenceline's worker settings.
  */
 import { cpus, loadavg, totalmem } from "node:os";
-import { readFileSync } from "node:fs";
 import pg from "pg";
 import { command, DATABASE_ENVIRONMENT, exit, listOf, positiveNumber } from "@/lib/cli/command";
 import { resolveDatabaseUrl } from "@/lib/db/database";
@@ -31,6 +30,7 @@ import { measureProfile, type ProfileResult } from "./profile";
 import { measureCluster, type ClusterResult } from "./cluster";
 import { measureFailover, type FailoverRow } from "./failover";
 import { measureThroughput, type ThroughputResult } from "./throughput";
+import { peerVersions } from "./peers";
 
 const PARTS = ["throughput", "latency", "recovery", "dashboard", "profile", "cluster", "failover"] as const;
 type Part = (typeof PARTS)[number];
@@ -91,18 +91,16 @@ async function environment() {
     "SELECT current_setting('server_version') AS server_version, current_setting('shared_buffers') AS shared_buffers, current_setting('synchronous_commit') AS synchronous_commit",
   );
   await client.end();
-  // Read from node_modules directly: the packages' exports do not include package.json.
-  const versionOf = (name: string) =>
-    (JSON.parse(readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), "utf8")) as { version: string }).version;
+  const peers = await peerVersions();
   return {
     cpu: `${cpus().length} x ${cpus()[0]?.model ?? "unknown"}`,
     memoryGiB: round(totalmem() / 2 ** 30, 0),
     node: process.version,
     postgres: rows[0]!.server_version,
     postgresSettings: { shared_buffers: rows[0]!.shared_buffers, synchronous_commit: rows[0]!.synchronous_commit },
-    graphileWorker: versionOf("graphile-worker"),
-    pgBoss: versionOf("pg-boss"),
-    dbos: versionOf("@dbos-inc/dbos-sdk"),
+    graphileWorker: peers.graphileWorker,
+    pgBoss: peers.pgBoss,
+    dbos: peers.dbos,
   };
 }
 

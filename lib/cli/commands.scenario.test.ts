@@ -18,7 +18,7 @@ const byScript = (script: string) => {
 test("the commands found in package.json are the ones this file knows", () => {
   // A new command must join the mistakes below, not only the help checks.
   expect(commands.map((command) => command.script).sort()).toEqual(
-    ["bench", "db:generate", "db:migrate", "db:migration:create", "demo:traffic", "epoch:transition", "package", "protocol-server", "relay", "retention", "scenarios", "start", "test", "test:model", "worker"].sort(),
+    ["bench", "db:generate", "db:migrate", "db:migration:create", "demo:traffic", "epoch:transition", "package", "protocol-server", "relay", "retention", "scenarios", "start", "test", "test:model", "typecheck", "worker"].sort(),
   );
 });
 
@@ -61,6 +61,7 @@ const mistakes: { script: string; what: string; args?: string[]; env?: Record<st
   { script: "test", what: "an unknown runner", args: ["--only", "jest"], exitCode: 2, says: /--only takes typecheck, vitest, playwright/ },
   { script: "relay", what: "a malformed delivery timeout", env: { FENCELINE_WEBHOOK_TIMEOUT_MS: "ten seconds" }, exitCode: 1, says: /FENCELINE_WEBHOOK_TIMEOUT_MS must be an integer/ },
   { script: "package", what: "an argument it does not take", args: ["dist"], exitCode: 2, says: /Unexpected argument 'dist'/ },
+  { script: "typecheck", what: "an argument it does not take", args: ["lib"], exitCode: 2, says: /Unexpected argument 'lib'/ },
   { script: "test", what: "runner arguments without --only", args: ["lib/db"], exitCode: 2, says: /Unexpected argument 'lib\/db'/ },
   { script: "worker", what: "a malformed embedded port", env: { EMBEDDED_PG_PORT: "fifty" }, exitCode: 1, says: /EMBEDDED_PG_PORT must be an integer/ },
   { script: "protocol-server", what: "a malformed port", env: { FENCELINE_PROTOCOL_PORT: "any" }, exitCode: 1, says: /FENCELINE_PROTOCOL_PORT must be an integer/ },
