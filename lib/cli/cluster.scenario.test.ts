@@ -78,7 +78,7 @@ beforeAll(async () => {
     FENCELINE_API_KEY: API_KEY,
     FENCELINE_DATABASE: "cluster_scenario",
     FENCELINE_FRESH_DATABASE: "1",
-    FENCELINE_DEMO: "0",
+    FENCELINE_DEMO: "sign-ins",
     DESTINATION_PORT: "0",
     FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD,
   });

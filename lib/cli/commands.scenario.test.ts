@@ -43,6 +43,7 @@ describe.each(commands)("npm run $script", ({ script, nodeArgs }) => {
 /** Mistakes a person makes, per command: what they set or typed, and what the answer must say. */
 const mistakes: { script: string; what: string; args?: string[]; env?: Record<string, string>; exitCode: number; says: RegExp }[] = [
   { script: "start", what: "a malformed port", env: { PORT: "eighty" }, exitCode: 1, says: /PORT must be an integer/ },
+  { script: "start", what: "an unknown demo setting", env: { FENCELINE_DEMO: "maybe" }, exitCode: 1, says: /FENCELINE_DEMO must be on, sign-ins or off, got "maybe"/ },
   { script: "start", what: "an unknown worker transport", env: { FENCELINE_WORKER_TRANSPORT: "pigeon" }, exitCode: 1, says: /FENCELINE_WORKER_TRANSPORT must be "direct" or "http"/ },
   { script: "worker", what: "the HTTP transport without its coordinator", env: { FENCELINE_WORKER_TRANSPORT: "http" }, exitCode: 1, says: /FENCELINE_COORDINATOR_URL is not set/ },
   { script: "worker", what: "a malformed concurrency", env: { FENCELINE_WORKER_CONCURRENCY: "lots" }, exitCode: 1, says: /FENCELINE_WORKER_CONCURRENCY must be an integer/ },
