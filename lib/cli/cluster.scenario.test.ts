@@ -84,7 +84,7 @@ beforeAll(async () => {
   });
   const ready = /FENCELINE_WORKER_READY (\S+)/;
   sessionId = ready.exec(await app.waitForLine(ready, START_TIMEOUT_MS))![1]!;
-  await app.waitForLine(/Fenceline is running at/, START_TIMEOUT_MS);
+  await app.waitForLine(/the dashboard is ready at/, START_TIMEOUT_MS);
 }, START_TIMEOUT_MS);
 
 afterAll(async () => {

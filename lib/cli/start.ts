@@ -1,10 +1,12 @@
 /**
  * `npm start`: the whole product on one machine. Resolves the database (DATABASE_URL, else the
- * embedded cluster's `app` database), applies migrations, builds the web app when needed, then
- * runs under one supervisor: the synthetic destination service (waiting for its ready line), the
- * web server, FENCELINE_WORKERS workers (default 2), FENCELINE_RELAYS webhook relays (default 1)
- * and the demo traffic, and prints the URLs
- * once /api/health answers. SIGINT/SIGTERM stop the children first, then the embedded cluster if
+ * embedded cluster's `app` database), applies migrations, then runs under one supervisor: the
+ * synthetic destination service (waiting for its ready line), the web server, FENCELINE_WORKERS
+ * workers (default 2), FENCELINE_RELAYS webhook relays (default 1) and the demo traffic, and
+ * prints the URLs once /api/health answers. When the dashboard needs a build (a first start, or
+ * sources newer than the build), the front door (lib/cli/front.ts) takes PORT first and serves the
+ * requests API and the worker protocol while `next build` runs, then hands every request to the
+ * dashboard once it answers; the URLs and the three `export` lines come before the build. SIGINT/SIGTERM stop the children first, then the embedded cluster if
  * this process started it and no other process is using it.
  *
  * Environment: PORT (default 3000), DESTINATION_PORT (default 4100, 0 picks a free port),
@@ -45,6 +47,7 @@ import { installWorkerToken } from "@/lib/auth/worker-tokens";
 import { createPool } from "@/lib/db/pool";
 import { waitForDatabase } from "@/lib/db/readiness";
 import { integerFromEnv, SettingError } from "@/lib/env";
+import { freePort } from "@/lib/net/free-port";
 import { demoSetting } from "@/lib/lab/demo";
 import { acquireBuildLock } from "./build-lock";
 import { configDirectory, haproxyChild, pgbouncerChild, pinSearchPath, pooledUrl, poolerSetting } from "./cluster";
@@ -104,8 +107,10 @@ const workerEntry = path.join(root, "lib", "cli", "worker.ts");
 const relayEntry = path.join(root, "lib", "cli", "relay.ts");
 const destinationEntry = path.join(root, "lib", "demo", "destination", "main.ts");
 const demoTrafficEntry = path.join(root, "lib", "cli", "demo-traffic.ts");
+const frontEntry = path.join(root, "lib", "cli", "front.ts");
 const HEALTH_TIMEOUT_MS = 60_000;
 const DESTINATION_READY_TIMEOUT_MS = 30_000;
+const FRONT_READY_TIMEOUT_MS = 60_000;
 
 let database: ResolvedDatabase | undefined;
 let clusterConfig: { dir: string; remove: () => void } | undefined;
@@ -166,22 +171,11 @@ async function main(): Promise<void> {
     log("start", `PgBouncer (transaction mode) at 127.0.0.1:${poolerPort}; sessions (LISTEN) and migrations use the direct URL`);
   }
 
-  if (buildIsStale()) {
-    const release = await acquireBuildLock(path.join(root, ".next-build.lock"), () => shuttingDown, (pid) =>
-      log("start", `waiting for another build of this checkout (pid ${pid}) to finish`),
-    );
-    if (!release) return;
-    try {
-      // The build waited for may have made this one unnecessary.
-      if (buildIsStale()) {
-        log("start", "building the web app (next build)");
-        const build = supervisor.start({ name: "build", command: process.execPath, args: [nextBin, "build"], env: childEnv, cwd: root, oneShot: true });
-        if ((await build.exited).code !== 0) return; // reported by onUnexpectedExit
-      }
-    } finally {
-      release();
-    }
-  }
+  // A first start (no build yet, or sources newer than it) brings up the front door first: the
+  // requests API and the worker protocol answer while the dashboard builds (lib/cli/front.ts).
+  // The cluster shape builds first, as before: its replicas share one build.
+  const staged = replicaCount === 1 && buildIsStale();
+  if (!staged && !(await buildWhenStale(childEnv))) return;
 
   const destination = supervisor.start({
     name: "destination",
@@ -197,26 +191,34 @@ async function main(): Promise<void> {
 
   // Replicas share the build, the auth secret and the public URL: whichever answers, a session
   // cookie, a server action and an origin check mean the same.
-  replicaPorts.forEach((replicaPort, index) => {
-    const name = replicaCount > 1 ? `web-${index + 1}` : "web";
-    supervisor.start({
-      name,
+  // The web app reaches the destination service for the fault lab, which exists in demo mode only.
+  const webEnv = (name: string): Record<string, string> => ({
+    ...childEnv,
+    FENCELINE_DESTINATION_URL: destinationUrl,
+    FENCELINE_DEMO: demo,
+    FENCELINE_MODE: "",
+    FENCELINE_AUTH_SECRET: authSecret,
+    FENCELINE_PUBLIC_URL: process.env.FENCELINE_PUBLIC_URL ?? `http://127.0.0.1:${port}`,
+    FENCELINE_PROCESS: `fenceline-${name}`,
+  });
+  const startWeb = (name: string, webPort: number) =>
+    supervisor.start({ name, stopWave: 1, command: process.execPath, args: [nextBin, "start", "-H", "127.0.0.1", "-p", String(webPort)], env: webEnv(name), cwd: root });
+  let dashboardPort: number | undefined;
+  if (staged) {
+    dashboardPort = await freePort();
+    const front = supervisor.start({
+      name: "front",
       stopWave: 1,
       command: process.execPath,
-      args: [nextBin, "start", "-H", "127.0.0.1", "-p", String(replicaPort)],
-      // The web app reaches the destination service for the fault lab, which exists in demo mode only.
-      env: {
-        ...childEnv,
-        FENCELINE_DESTINATION_URL: destinationUrl,
-        FENCELINE_DEMO: demo,
-        FENCELINE_MODE: "",
-        FENCELINE_AUTH_SECRET: authSecret,
-        FENCELINE_PUBLIC_URL: process.env.FENCELINE_PUBLIC_URL ?? `http://127.0.0.1:${port}`,
-        FENCELINE_PROCESS: `fenceline-${name}`,
-      },
+      args: ["--import", "tsx", frontEntry],
+      env: { ...webEnv("front"), PORT: String(port), FENCELINE_DASHBOARD_PORT: String(dashboardPort) },
       cwd: root,
     });
-  });
+    await front.waitForLine(/^FENCELINE_FRONT_READY /, FRONT_READY_TIMEOUT_MS);
+    if (shuttingDown) return;
+  } else {
+    replicaPorts.forEach((replicaPort, index) => startWeb(replicaCount > 1 ? `web-${index + 1}` : "web", replicaPort));
+  }
   if (replicaCount > 1) supervisor.start(haproxyChild(clusterConfig!.dir, { port, replicaPorts }));
 
   // Over HTTP a worker reaches the coordinator through the web app, and gets no database URL.
@@ -269,9 +271,12 @@ async function main(): Promise<void> {
   const url = `http://127.0.0.1:${port}`;
   if (replicaCount > 1) for (const replicaPort of replicaPorts) await waitForHealth(`http://127.0.0.1:${replicaPort}/api/health`);
   await waitForHealth(`${url}/api/health`);
-  if (!shuttingDown) {
+  if (shuttingDown) return;
+  {
     if (replicaCount > 1) log("start", `${replicaCount} web replicas on ports ${replicaPorts.join(", ")} behind haproxy (round robin) at ${url}/`);
     log("start", `Fenceline is running at ${url}/ (${supervisor.names().join(", ")})`);
+    if (staged) log("start", `the requests API and the worker protocol answer at ${url}/ now; the dashboard is building (next build) and will be served at the same URL when it is ready`);
+    else log("start", `the dashboard is ready at ${url}/`);
     for (const account of demoAccounts) log("start", `demo sign-in (${account.roles.join(", ")}): ${account.email} / ${account.password}`);
     log("start", `synthetic destination service at ${destinationUrl} (faults: PUT ${destinationUrl}/admin/faults, audit: GET ${destinationUrl}/admin/audit)`);
     if (demo !== "off") {
@@ -279,6 +284,34 @@ async function main(): Promise<void> {
       for (const line of [`FENCELINE_URL=${url}`, `FENCELINE_WORKER_TOKEN=${workerToken}`, `FENCELINE_API_KEY=${appKey}`]) process.stdout.write(`export ${line}
 `);
     }
+  }
+
+  if (staged && dashboardPort) {
+    const builtAt = performance.now();
+    if (!(await buildWhenStale(childEnv))) return;
+    startWeb("web", dashboardPort);
+    await waitForHealth(`http://127.0.0.1:${dashboardPort}/api/health`);
+    if (!shuttingDown) log("start", `the dashboard is ready at ${url}/ (built and started in ${Math.round((performance.now() - builtAt) / 1000)} s)`);
+  }
+}
+
+/** Runs `next build` when the build is missing or older than a source; false when it failed or we are stopping. */
+async function buildWhenStale(env: Record<string, string>): Promise<boolean> {
+  if (!buildIsStale()) return true;
+  const release = await acquireBuildLock(path.join(root, ".next-build.lock"), () => shuttingDown, (pid) =>
+    log("start", `waiting for another build of this checkout (pid ${pid}) to finish`),
+  );
+  if (!release) return false;
+  try {
+    // The build waited for may have made this one unnecessary.
+    if (buildIsStale()) {
+      log("start", "building the dashboard (next build)");
+      const build = supervisor.start({ name: "build", command: process.execPath, args: [nextBin, "build"], env, cwd: root, oneShot: true });
+      if ((await build.exited).code !== 0) return false; // reported by onUnexpectedExit
+    }
+    return !shuttingDown;
+  } finally {
+    release();
   }
 }
 
@@ -295,7 +328,8 @@ function newerThan(file: string, time: number): boolean {
   if (!existsSync(file)) return false;
   const stat = statSync(file);
   if (!stat.isDirectory()) return stat.mtimeMs > time && !/\.test\.tsx?$/.test(file);
-  return readdirSync(file).some((entry) => newerThan(path.join(file, entry), time));
+  // A nested package's install (lib/bench/peers) is no source of the web app.
+  return readdirSync(file).some((entry) => entry !== "node_modules" && newerThan(path.join(file, entry), time));
 }
 
 async function waitForHealth(url: string): Promise<void> {

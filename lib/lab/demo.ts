@@ -25,7 +25,7 @@ const tellOnce = (line: string) => {
 };
 
 /** FENCELINE_DEMO, or what the deprecated names say, or `fallback` when nothing is set. */
-export function demoSetting(fallback: DemoSetting, env: NodeJS.ProcessEnv = process.env, notice: (line: string) => void = tellOnce): DemoSetting {
+export function demoSetting(fallback: DemoSetting, env: Readonly<Record<string, string | undefined>> = process.env, notice: (line: string) => void = tellOnce): DemoSetting {
   const demo = env.FENCELINE_DEMO?.trim();
   const mode = env.FENCELINE_MODE?.trim();
   if (demo === "0" || demo === "1") {

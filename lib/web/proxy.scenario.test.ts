@@ -69,7 +69,7 @@ beforeAll(async () => {
   createInterface({ input: app.process.stderr! }).on("line", (line) => {
     if (line.includes("⨯")) renderErrors.push(line);
   });
-  await app.waitForLine(/Fenceline is running at/, BUILD_AND_START_TIMEOUT_MS);
+  await app.waitForLine(/the dashboard is ready at/, BUILD_AND_START_TIMEOUT_MS);
 }, BUILD_AND_START_TIMEOUT_MS);
 
 afterAll(async () => {
