@@ -29,6 +29,8 @@ const nextConfig: NextConfig = {
         // package small and the same on every platform.
         images: { unoptimized: true },
         outputFileTracingExcludes: { "*": ["node_modules/sharp/**", "node_modules/@img/**"] },
+        // Read from disk by the HTTP API's page (lib/web/api-reference.ts), so not traced by imports.
+        outputFileTracingIncludes: { "/reference/api/[asset]": ["./node_modules/swagger-ui-dist/swagger-ui-bundle.js", "./node_modules/swagger-ui-dist/swagger-ui.css"] },
       }
     : {}),
 };
