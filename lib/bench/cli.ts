@@ -6,7 +6,7 @@
  *   npm run bench -- --json               the same; the last stdout line is one JSON object
  *   npm run bench -- --only throughput,latency,recovery,dashboard
  *   npm run bench -- --steps 2000 --scale 0.01 --latency-seconds 5 --rounds 3
- *   npm run bench -- --only throughput --skip-analyze   (tables without statistics, see README)
+ *   npm run bench -- --only throughput --skip-analyze   (tables without statistics, see docs/benchmarks)
  *   npm run bench -- --only throughput --engines fencelineDirect,graphileTuned
  *   npm run bench -- --only profile       (not in the default run: the engine's cost per statement)
  *   npm run bench -- --only cluster --replicas 1,2,4   (not in the default run: HTTP workers through
