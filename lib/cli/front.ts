@@ -147,6 +147,9 @@ async function shutdown(): Promise<void> {
 process.on("SIGTERM", () => void shutdown());
 process.on("SIGINT", () => void shutdown());
 
+// Loaded before the ready line, not on the first request: loading the handlers' modules takes
+// seconds on a busy machine, and a client's first call should not wait for it.
+await Promise.all(EARLY_ROUTES.map((route) => route.load()));
 await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
 process.stdout.write(`FENCELINE_FRONT_READY ${publicUrl}\n`);
 void watchDashboard();
