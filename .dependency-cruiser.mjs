@@ -27,6 +27,13 @@ export default {
       from: { path: DEMO_ON_THE_DOORS, pathNot: "\\.test\\.ts$" },
       to: { path: "^lib/engine/" },
     },
+    {
+      name: "bench-peers-through-one-module",
+      comment: "The engines the bench runs beside Fenceline are a package of their own, installed on first need: lib/bench/peers is the only way to them.",
+      severity: "error",
+      from: { path: "^(lib|app|components|e2e)/", pathNot: "^lib/bench/peers/" },
+      to: { path: "(^|/)(graphile-worker|pg-boss|@dbos-inc/dbos-sdk)(/|$)" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

@@ -17,17 +17,20 @@ const nextConfig: NextConfig = {
   poweredByHeader: false,
   // forbidden() renders app/forbidden.tsx with a 403 when a signed-in person lacks the role (lib/auth/page.ts).
   experimental: { authInterrupts: true },
+  // `npm test` type-checks the whole repository (npm run typecheck) before anything ships; the
+  // build's own pass repeated it and was a third of a first start's build (docs/operating/first-start.md).
+  typescript: { ignoreBuildErrors: true, ...(standalone ? { tsconfigPath: "tsconfig.dashboard.json" } : {}) },
   ...(standalone
     ? {
         output: "standalone",
         distDir: ".next-standalone",
         outputFileTracingRoot: path.dirname(new URL(import.meta.url).pathname),
-        // The repository's own typecheck covers the sources; the package build need not repeat it.
-        typescript: { tsconfigPath: "tsconfig.dashboard.json", ignoreBuildErrors: true },
         // No page uses next/image: leaving out sharp's platform binaries (19 MB) keeps the
         // package small and the same on every platform.
         images: { unoptimized: true },
         outputFileTracingExcludes: { "*": ["node_modules/sharp/**", "node_modules/@img/**"] },
+        // Read from disk by the HTTP API's page (lib/web/api-reference.ts), so not traced by imports.
+        outputFileTracingIncludes: { "/reference/api/[asset]": ["./node_modules/swagger-ui-dist/swagger-ui-bundle.js", "./node_modules/swagger-ui-dist/swagger-ui.css"] },
       }
     : {}),
 };

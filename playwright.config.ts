@@ -58,9 +58,10 @@ export default defineConfig({
   webServer: {
     // The start script itself, not `npm start`: npm does not pass SIGTERM on to it.
     command: "node --import tsx lib/cli/start.ts",
-    url: `${baseURL}/api/health`,
+    // A page only the built dashboard serves: on a first start the front door answers the API first.
+    url: `${baseURL}/login`,
     // Its own database, emptied at every run.
-    env: { PORT: String(port), FENCELINE_DATABASE: process.env.E2E_DATABASE ?? "e2e", FENCELINE_FRESH_DATABASE: "1", DESTINATION_PORT: "0", FENCELINE_DEMO: "0", FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD, NEXT_TELEMETRY_DISABLED: "1", FENCELINE_TRACK_ORIGINS: `http://127.0.0.1:${QUICKSTART_PAGE_PORT}`, ...cluster },
+    env: { PORT: String(port), FENCELINE_DATABASE: process.env.E2E_DATABASE ?? "e2e", FENCELINE_FRESH_DATABASE: "1", DESTINATION_PORT: "0", FENCELINE_DEMO: "sign-ins", FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD, NEXT_TELEMETRY_DISABLED: "1", FENCELINE_TRACK_ORIGINS: `http://127.0.0.1:${QUICKSTART_PAGE_PORT}`, ...cluster },
     // Covers a first `next build` on a fresh clone.
     timeout: 240_000,
     reuseExistingServer: false,

@@ -1,4 +1,4 @@
-/** The landing page's statement of what Fenceline promises, kept in step with the README. */
+/** The landing page's statement of what Fenceline promises, kept in step with docs/how-it-works/README.md ("Guarantees"). */
 const protectedByFencing = [
   "At most one current lease per step, judged by the database clock.",
   "A worker that lost its lease cannot write a checkpoint or a receipt; what it learned is kept as a late observation.",

@@ -59,6 +59,7 @@ export const PROBLEMS = {
   // Our own failures: their bodies never reveal internals
   "internal-error": { status: 500, title: "Internal error" },
   "database-unavailable": { status: 503, title: "Database unavailable" },
+  "dashboard-starting": { status: 503, title: "Dashboard starting" },
 } as const satisfies Record<string, { readonly status: number; readonly title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

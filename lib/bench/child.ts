@@ -14,6 +14,7 @@
 import { createServer } from "node:http";
 import pg from "pg";
 import { DBOS_APPLICATION, DBOS_WORKFLOW, epochMs, SENT_AT, type ChildMessage, type ChildRole, type HarnessMessage } from "./child-protocol";
+import { dbos, graphileWorker, pgBoss, peersPg, type GraphileWorker } from "./peers";
 
 let statements = 0;
 /** Set by the roles that speak the HTTP worker protocol. */
@@ -21,12 +22,24 @@ let protocolTimings: import("@/lib/worker/protocol-timings").ProtocolTimings | n
 let handlerCalls = 0;
 const samplesMs: number[] = [];
 
-// Counted before any engine module creates a client: every engine here sends through pg.Client.
-const originalQuery = pg.Client.prototype.query;
-pg.Client.prototype.query = function countedQuery(this: pg.Client, ...args: unknown[]) {
-  statements += 1;
-  return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
-} as typeof originalQuery;
+/**
+ * Counts every query sent through this `pg`'s clients. Fenceline's is the repository's `pg`; the
+ * peers send through their package's own copy (lib/bench/peers), patched when a peer's role starts,
+ * before the peer creates a client.
+ */
+function countStatements(module: typeof pg): void {
+  const originalQuery = module.Client.prototype.query;
+  module.Client.prototype.query = function countedQuery(this: pg.Client, ...args: unknown[]) {
+    statements += 1;
+    return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof originalQuery;
+}
+countStatements(pg);
+
+async function countPeerStatements(): Promise<void> {
+  const peers = await peersPg();
+  if (peers.Client !== pg.Client) countStatements(peers);
+}
 
 /** Called at every handler entry: the first one is the start of the throughput window. */
 function handlerStarted(payload: unknown): void {
@@ -101,8 +114,9 @@ async function installBenchToken(pool: import("pg").Pool, token: string): Promis
 }
 
 async function startGraphileWorker(role: Extract<ChildRole, { role: "graphile-worker" }>): Promise<() => Promise<void>> {
-  const { run } = await import("graphile-worker");
-  const runner = await run({
+  await countPeerStatements();
+  const graphile = await graphileWorker();
+  const runner = await graphile.run({
     connectionString: role.databaseUrl,
     concurrency: role.concurrency,
     noHandleSignals: true,
@@ -115,19 +129,20 @@ async function startGraphileWorker(role: Extract<ChildRole, { role: "graphile-wo
       role.localQueueSize === undefined
         ? {}
         : { worker: { localQueue: { size: role.localQueueSize }, completeJobBatchDelay: 0 } },
-    logger: quietGraphileLogger(await import("graphile-worker")),
+    logger: quietGraphileLogger(graphile),
   });
   return () => runner.stop();
 }
 
-function quietGraphileLogger(module: typeof import("graphile-worker")) {
+function quietGraphileLogger(module: typeof GraphileWorker) {
   return new module.Logger(() => (level, message) => {
     if (level === "error") process.stderr.write(`[graphile-worker] ${message}\n`);
   });
 }
 
 async function startPgBossWorker(role: Extract<ChildRole, { role: "pgboss-worker" }>): Promise<() => Promise<void>> {
-  const { PgBoss } = await import("pg-boss");
+  await countPeerStatements();
+  const { PgBoss } = await pgBoss();
   const boss = new PgBoss({ connectionString: role.databaseUrl, schedule: false, migrate: false });
   boss.on("error", (error: unknown) => process.stderr.write(`[pg-boss] ${String(error)}\n`));
   await boss.start();
@@ -142,7 +157,8 @@ async function startPgBossWorker(role: Extract<ChildRole, { role: "pgboss-worker
 }
 
 async function startDbosWorker(role: Extract<ChildRole, { role: "dbos-worker" }>): Promise<() => Promise<void>> {
-  const { DBOS } = await import("@dbos-inc/dbos-sdk");
+  await countPeerStatements();
+  const { DBOS } = await dbos();
   DBOS.setConfig({
     name: DBOS_APPLICATION,
     systemDatabaseUrl: role.databaseUrl,

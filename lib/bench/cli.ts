@@ -6,7 +6,7 @@
  *   npm run bench -- --json               the same; the last stdout line is one JSON object
  *   npm run bench -- --only throughput,latency,recovery,dashboard
  *   npm run bench -- --steps 2000 --scale 0.01 --latency-seconds 5 --rounds 3
- *   npm run bench -- --only throughput --skip-analyze   (tables without statistics, see README)
+ *   npm run bench -- --only throughput --skip-analyze   (tables without statistics, see docs/benchmarks)
  *   npm run bench -- --only throughput --engines fencelineDirect,graphileTuned
  *   npm run bench -- --only profile       (not in the default run: the engine's cost per statement)
  *   npm run bench -- --only cluster --replicas 1,2,4   (not in the default run: HTTP workers through
@@ -20,7 +20,6 @@
  * FENCELINE_BENCH_CONCURRENCY / FENCELINE_BENCH_PROCESSES change Fenceline's worker settings.
  */
 import { cpus, loadavg, totalmem } from "node:os";
-import { readFileSync } from "node:fs";
 import pg from "pg";
 import { command, DATABASE_ENVIRONMENT, exit, listOf, positiveNumber } from "@/lib/cli/command";
 import { resolveDatabaseUrl } from "@/lib/db/database";
@@ -36,6 +35,7 @@ import { measureThroughput, type ThroughputResult } from "./throughput";
 import { DEFAULT_JOBS_PER_FAULT, renderScorecard, runScorecard, SCORECARD_SEED, untilInterrupted, type ScorecardResult } from "./scorecard/scorecard";
 import { SCORECARD_ENGINES } from "./scorecard/types";
 import { CONTRACTS } from "@/lib/scenarios/types";
+import { peerVersions } from "./peers";
 
 const PARTS = ["throughput", "latency", "recovery", "dashboard", "scorecard", "profile", "cluster", "failover"] as const;
 type Part = (typeof PARTS)[number];
@@ -96,18 +96,16 @@ async function environment() {
     "SELECT current_setting('server_version') AS server_version, current_setting('shared_buffers') AS shared_buffers, current_setting('synchronous_commit') AS synchronous_commit",
   );
   await client.end();
-  // Read from node_modules directly: the packages' exports do not include package.json.
-  const versionOf = (name: string) =>
-    (JSON.parse(readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), "utf8")) as { version: string }).version;
+  const peers = await peerVersions();
   return {
     cpu: `${cpus().length} x ${cpus()[0]?.model ?? "unknown"}`,
     memoryGiB: round(totalmem() / 2 ** 30, 0),
     node: process.version,
     postgres: rows[0]!.server_version,
     postgresSettings: { shared_buffers: rows[0]!.shared_buffers, synchronous_commit: rows[0]!.synchronous_commit },
-    graphileWorker: versionOf("graphile-worker"),
-    pgBoss: versionOf("pg-boss"),
-    dbos: versionOf("@dbos-inc/dbos-sdk"),
+    graphileWorker: peers.graphileWorker,
+    pgBoss: peers.pgBoss,
+    dbos: peers.dbos,
   };
 }
 

@@ -6,8 +6,6 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { fileURLToPath } from "node:url";
-import type { DLogger } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { resolveDatabaseUrl } from "@/lib/db/database";
 import { deployMigrations } from "@/lib/db/migrate.mjs";
@@ -15,6 +13,7 @@ import { createPool } from "@/lib/db/pool";
 import { benchDraft } from "./workflows";
 import { createWorkflows } from "@/lib/engine/workflow";
 import { DBOS_APPLICATION, DBOS_WORKFLOW, SENT_AT, type ChildRole } from "./child-protocol";
+import { dbos as loadDbos, dbosCli, graphileWorker, pgBoss as loadPgBoss, type Dbos } from "./peers";
 import { spawnChild, type BenchChild } from "./processes";
 
 export type EngineName = "fencelineDirect" | "fencelineHttp" | "graphileDefault" | "graphileTuned" | "pgBoss" | "dbosDefault" | "dbosTuned";
@@ -125,7 +124,7 @@ async function fenceline(name: "fencelineDirect" | "fencelineHttp"): Promise<Eng
 
 async function graphile(name: "graphileDefault" | "graphileTuned"): Promise<EngineSetup> {
   const db = await freshDatabase(name, { peer: true });
-  const { makeWorkerUtils } = await import("graphile-worker");
+  const { makeWorkerUtils } = await graphileWorker();
   // Our own pool, ended (and awaited) before the database is dropped: graphile-worker's release()
   // does not wait for the pools it creates itself.
   const utilsPool = createPool(db.url, { applicationName: "bench-graphile-utils", max: 2, schema: null });
@@ -172,7 +171,7 @@ async function graphile(name: "graphileDefault" | "graphileTuned"): Promise<Engi
 
 async function pgBoss(): Promise<EngineSetup> {
   const db = await freshDatabase("pgBoss", { peer: true });
-  const { PgBoss } = await import("pg-boss");
+  const { PgBoss } = await loadPgBoss();
   const boss = new PgBoss({ connectionString: db.url, supervise: false, schedule: false });
   boss.on("error", (error: unknown) => process.stderr.write(`[pg-boss] ${String(error)}\n`));
   await boss.start();
@@ -238,7 +237,7 @@ const DBOS_ENQUEUE_CONNECTIONS = 4;
 const DBOS_TUNED = { workerConcurrency: 200, pollingIntervalMs: 10, poolSize: 20 } as const;
 
 /** DBOS's client logs to stdout by default; here its lines go to stderr, with the progress. */
-const dbosLogger: DLogger = {
+const dbosLogger: Dbos.DLogger = {
   info: (entry) => process.stderr.write(`[dbos] ${String(entry)}\n`),
   debug: () => undefined,
   warn: (entry) => process.stderr.write(`[dbos] ${String(entry)}\n`),
@@ -250,15 +249,14 @@ const dbosLogger: DLogger = {
  * workers launch without migrating; its output goes to stderr.
  */
 export async function migrateDbos(url: string): Promise<void> {
-  const cli = fileURLToPath(new URL("../../node_modules/@dbos-inc/dbos-sdk/dist/src/cli/cli.js", import.meta.url));
-  const child = spawn(process.execPath, [cli, "schema", url], { stdio: ["ignore", 2, 2] });
+  const child = spawn(process.execPath, [await dbosCli(), "schema", url], { stdio: ["ignore", 2, 2] });
   const [code] = (await once(child, "exit")) as [number | null];
   if (code !== 0) throw new Error(`dbos schema exited with ${code}`);
 }
 
 async function dbos(name: "dbosDefault" | "dbosTuned"): Promise<EngineSetup> {
   const db = await freshDatabase(name, { peer: true });
-  const { DBOSClient } = await import("@dbos-inc/dbos-sdk");
+  const { DBOSClient } = await loadDbos();
   await migrateDbos(db.url);
   const tuned = name === "dbosTuned";
   const workerConcurrency = tuned ? DBOS_TUNED.workerConcurrency : FENCELINE_CONCURRENCY;

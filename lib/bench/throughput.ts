@@ -39,7 +39,7 @@ export async function measureThroughput(engine: EngineName, steps: number, timeo
     await setup.enqueueMany(steps);
     const enqueueMs = performance.now() - enqueueStarted;
     // Every engine's tables get statistics, as autovacuum keeps them in steady state; a freshly
-    // filled table has none, and the planner then guesses (see the README's Benchmarks section).
+    // filled table has none, and the planner then guesses (see docs/benchmarks/README.md).
     if (analyze) await setup.pool.query("ANALYZE");
     // Backends flush their statistics at most once a second: let the enqueue's arrive first.
     await sleep(1_200);

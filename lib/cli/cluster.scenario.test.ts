@@ -78,13 +78,13 @@ beforeAll(async () => {
     FENCELINE_API_KEY: API_KEY,
     FENCELINE_DATABASE: "cluster_scenario",
     FENCELINE_FRESH_DATABASE: "1",
-    FENCELINE_DEMO: "0",
+    FENCELINE_DEMO: "sign-ins",
     DESTINATION_PORT: "0",
     FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD,
   });
   const ready = /FENCELINE_WORKER_READY (\S+)/;
   sessionId = ready.exec(await app.waitForLine(ready, START_TIMEOUT_MS))![1]!;
-  await app.waitForLine(/Fenceline is running at/, START_TIMEOUT_MS);
+  await app.waitForLine(/the dashboard is ready at/, START_TIMEOUT_MS);
 }, START_TIMEOUT_MS);
 
 afterAll(async () => {

@@ -18,7 +18,7 @@ const byScript = (script: string) => {
 test("the commands found in package.json are the ones this file knows", () => {
   // A new command must join the mistakes below, not only the help checks.
   expect(commands.map((command) => command.script).sort()).toEqual(
-    ["bench", "db:generate", "db:migrate", "db:migration:create", "demo:traffic", "epoch:transition", "package", "protocol-server", "relay", "retention", "scenarios", "scorecard", "start", "test", "test:model", "worker"].sort(),
+    ["bench", "db:generate", "docs", "db:migrate", "db:migration:create", "demo:traffic", "epoch:transition", "package", "protocol-server", "relay", "retention", "scenarios", "scorecard", "start", "test", "test:model", "typecheck", "worker"].sort(),
   );
 });
 
@@ -43,6 +43,7 @@ describe.each(commands)("npm run $script", ({ script, nodeArgs }) => {
 /** Mistakes a person makes, per command: what they set or typed, and what the answer must say. */
 const mistakes: { script: string; what: string; args?: string[]; env?: Record<string, string>; exitCode: number; says: RegExp }[] = [
   { script: "start", what: "a malformed port", env: { PORT: "eighty" }, exitCode: 1, says: /PORT must be an integer/ },
+  { script: "start", what: "an unknown demo setting", env: { FENCELINE_DEMO: "maybe" }, exitCode: 1, says: /FENCELINE_DEMO must be on, sign-ins or off, got "maybe"/ },
   { script: "start", what: "an unknown worker transport", env: { FENCELINE_WORKER_TRANSPORT: "pigeon" }, exitCode: 1, says: /FENCELINE_WORKER_TRANSPORT must be "direct" or "http"/ },
   { script: "worker", what: "the HTTP transport without its coordinator", env: { FENCELINE_WORKER_TRANSPORT: "http" }, exitCode: 1, says: /FENCELINE_COORDINATOR_URL is not set/ },
   { script: "worker", what: "a malformed concurrency", env: { FENCELINE_WORKER_CONCURRENCY: "lots" }, exitCode: 1, says: /FENCELINE_WORKER_CONCURRENCY must be an integer/ },
@@ -60,9 +61,11 @@ const mistakes: { script: string; what: string; args?: string[]; env?: Record<st
   { script: "test:model", what: "a run count that is not a number", args: ["--runs", "all"], exitCode: 2, says: /--runs must be a positive integer/ },
   { script: "db:migrate", what: "an unknown migrate command", args: ["undo"], exitCode: 2, says: /unexpected argument "undo"/ },
   { script: "db:migration:create", what: "no migration name", exitCode: 2, says: /create needs a name/ },
-  { script: "test", what: "an unknown runner", args: ["--only", "jest"], exitCode: 2, says: /--only takes typecheck, vitest, playwright/ },
+  { script: "test", what: "an unknown runner", args: ["--only", "jest"], exitCode: 2, says: /--only takes typecheck, docs, vitest, playwright/ },
   { script: "relay", what: "a malformed delivery timeout", env: { FENCELINE_WEBHOOK_TIMEOUT_MS: "ten seconds" }, exitCode: 1, says: /FENCELINE_WEBHOOK_TIMEOUT_MS must be an integer/ },
   { script: "package", what: "an argument it does not take", args: ["dist"], exitCode: 2, says: /Unexpected argument 'dist'/ },
+  { script: "docs", what: "an argument it does not take", args: ["docs"], exitCode: 2, says: /Unexpected argument 'docs'/ },
+  { script: "typecheck", what: "an argument it does not take", args: ["lib"], exitCode: 2, says: /Unexpected argument 'lib'/ },
   { script: "test", what: "runner arguments without --only", args: ["lib/db"], exitCode: 2, says: /Unexpected argument 'lib\/db'/ },
   { script: "worker", what: "a malformed embedded port", env: { EMBEDDED_PG_PORT: "fifty" }, exitCode: 1, says: /EMBEDDED_PG_PORT must be an integer/ },
   { script: "protocol-server", what: "a malformed port", env: { FENCELINE_PROTOCOL_PORT: "any" }, exitCode: 1, says: /FENCELINE_PROTOCOL_PORT must be an integer/ },

@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   // Read by Next's standalone server.js and by the web app.
   process.env.HOSTNAME = "127.0.0.1";
   process.env.NEXT_TELEMETRY_DISABLED = "1";
-  process.env.FENCELINE_MODE = "demo";
+  process.env.FENCELINE_DEMO = "on";
   process.env.FENCELINE_PUBLIC_URL ||= url;
   process.env.FENCELINE_PROCESS = "fenceline-dashboard";
   await import(pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), "server", "server.js")).href);

@@ -1,7 +1,7 @@
 /**
  * `npm run demo:traffic`: installs the demo fault mix at the synthetic destination, then creates
  * `delivery` requests through the public client until SIGTERM or SIGINT. `npm start` runs it
- * unless FENCELINE_DEMO=0.
+ * when FENCELINE_DEMO is on (its default).
  *
  * Environment: FENCELINE_URL and FENCELINE_API_KEY (the web app and an app key that may create
  * requests; npm start passes both); FENCELINE_DESTINATION_URL (where to install the fault mix; unset
@@ -17,7 +17,7 @@ import { command, exit, setting } from "./command";
 
 command({
   name: "npm run demo:traffic",
-  summary: "installs the demo fault mix at the synthetic destination, then creates `delivery` requests through the public client until SIGTERM or SIGINT (npm start runs it unless FENCELINE_DEMO=0).",
+  summary: "installs the demo fault mix at the synthetic destination, then creates `delivery` requests through the public client until SIGTERM or SIGINT (npm start runs it when FENCELINE_DEMO is on, its default).",
   options: {},
   environment: [
     { name: "FENCELINE_DESTINATION_URL", default: "none: the destination's faults are left as they are", description: "where to install the fault mix" },

@@ -86,7 +86,7 @@ describe.skipIf(unavailable)(`each command on an embedded cluster of its own${un
       PORT: String(await freePort()),
       DESTINATION_PORT: "0",
       FENCELINE_WORKERS: "0",
-      FENCELINE_DEMO: "0",
+      FENCELINE_DEMO: "sign-ins",
     });
     await start.waitForLine(/^\[start\] database postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/app \(embedded\)$/);
     await start.waitForLine(/^\[start\] (migrations up to date|applied migrations)/);

@@ -1,25 +1,28 @@
 /**
  * `npm start`: the whole product on one machine. Resolves the database (DATABASE_URL, else the
- * embedded cluster's `app` database), applies migrations, builds the web app when needed, then
- * runs under one supervisor: the synthetic destination service (waiting for its ready line), the
- * web server, FENCELINE_WORKERS workers (default 2), FENCELINE_RELAYS webhook relays (default 1)
- * and the demo traffic, and prints the URLs
- * once /api/health answers. SIGINT/SIGTERM stop the children first, then the embedded cluster if
+ * embedded cluster's `app` database), applies migrations, then runs under one supervisor: the
+ * synthetic destination service (waiting for its ready line), the web server, FENCELINE_WORKERS
+ * workers (default 2), FENCELINE_RELAYS webhook relays (default 1) and the demo traffic, and
+ * prints the URLs once /api/health answers. When the dashboard needs a build (a first start, or
+ * sources newer than the build), the front door (lib/cli/front.ts) takes PORT first and serves the
+ * requests API and the worker protocol while `next build` runs, then hands every request to the
+ * dashboard once it answers; the URLs and the three `export` lines come before the build. SIGINT/SIGTERM stop the children first, then the embedded cluster if
  * this process started it and no other process is using it.
  *
  * Environment: PORT (default 3000), DESTINATION_PORT (default 4100, 0 picks a free port),
- * FENCELINE_WORKERS, FENCELINE_DEMO=0 (no demo traffic; its own settings: lib/cli/demo-traffic.ts),
+ * FENCELINE_WORKERS, FENCELINE_DEMO (on, the default: demo sign-ins, the fault lab and demo traffic;
+ * sign-ins: no traffic; off: none of them; lib/lab/demo.ts; the traffic's own settings:
+ * lib/cli/demo-traffic.ts),
  * FENCELINE_DATABASE (database name; with DATABASE_URL it replaces the URL's),
  * FENCELINE_FRESH_DATABASE=1 (drop and recreate that database first; the e2e suite uses it),
- * FENCELINE_MODE (default `demo`: the workers page doubles as a fault lab, and one staff account
- * per role is seeded and printed; FENCELINE_DEMO_PASSWORD fixes their password), DATABASE_URL,
+ * FENCELINE_DEMO_PASSWORD (fixes the demo accounts' password), DATABASE_URL,
  * FENCELINE_AUTH_SECRET (signs session cookies; random per start when unset), FENCELINE_PUBLIC_URL
  * (the URL staff use; an https one makes the session cookie Secure),
  * EMBEDDED_PG_PORT, FENCELINE_WORKER_TRANSPORT (`direct`, the default: workers use the database
  * themselves; `http`: workers get the web app's URL and the worker token instead of a database
  * URL, and use the HTTP worker protocol), FENCELINE_WORKER_TOKEN (the HTTP workers' bearer token,
  * stored hashed as worker identity "npm-start-workers"; a random one per run when unset; admins
- * create and revoke others at /admin), FENCELINE_API_KEY (in demo mode, the app key of app
+ * create and revoke others at /admin), FENCELINE_API_KEY (with the demo on, the app key of app
  * "demo", which the demo traffic creates its requests with; a random one per run when unset).
  *
  * The cluster shape (lib/cli/cluster.ts, decision 016): FENCELINE_WEB_REPLICAS=N (default 1) runs N
@@ -29,7 +32,7 @@
  * URL to what needs a session (DATABASE_DIRECT_URL), and sets FENCELINE_DB_PREPARED=off unless
  * it is set. Migrations and setup always use the direct URL.
  *
- * In demo mode it ends by printing, ready to paste into an adopter's shell, FENCELINE_URL,
+ * With the demo on it ends by printing, ready to paste into an adopter's shell, FENCELINE_URL,
  * FENCELINE_WORKER_TOKEN and FENCELINE_API_KEY: enough to run examples/quickstart against it.
  */
 import { randomBytes } from "node:crypto";
@@ -44,6 +47,8 @@ import { installWorkerToken } from "@/lib/auth/worker-tokens";
 import { createPool } from "@/lib/db/pool";
 import { waitForDatabase } from "@/lib/db/readiness";
 import { integerFromEnv, SettingError } from "@/lib/env";
+import { freePort } from "@/lib/net/free-port";
+import { demoSetting } from "@/lib/lab/demo";
 import { acquireBuildLock } from "./build-lock";
 import { configDirectory, haproxyChild, pgbouncerChild, pinSearchPath, pooledUrl, poolerSetting } from "./cluster";
 import { command, DATABASE_ENVIRONMENT, describeFailure, exit } from "./command";
@@ -61,9 +66,8 @@ command({
     { name: "FENCELINE_RELAYS", default: "1", description: "webhook relay processes (their settings: lib/cli/relay.ts)" },
     { name: "FENCELINE_WORKER_TRANSPORT", default: "direct", description: "direct: workers use the database; http: the web app's worker protocol" },
     { name: "FENCELINE_WORKER_TOKEN", default: "random per start", description: "the HTTP workers' token" },
-    { name: "FENCELINE_MODE", default: "demo", description: "demo: fault lab and seeded demo accounts; anything else: neither" },
     { name: "FENCELINE_DEMO_PASSWORD", default: "random per start", description: "the demo accounts' password" },
-    { name: "FENCELINE_DEMO", default: "1", description: "0: no demo traffic (its settings: npm run demo:traffic -- --help)" },
+    { name: "FENCELINE_DEMO", default: "on", description: "on: demo sign-ins, fault lab and demo traffic (its settings: npm run demo:traffic -- --help); sign-ins: the same without traffic; off: none (FENCELINE_MODE and FENCELINE_DEMO=0/1 still read, deprecated)" },
     { name: "FENCELINE_AUTH_SECRET", default: "random per start", description: "signs session cookies" },
     { name: "FENCELINE_PUBLIC_URL", default: "http://127.0.0.1:$PORT", description: "the URL staff use; https makes the session cookie Secure" },
     { name: "FENCELINE_FRESH_DATABASE", default: "0", description: "1: drop and recreate the database first" },
@@ -76,7 +80,7 @@ command({
       variable.name === "FENCELINE_DATABASE" ? { ...variable, description: "database name (with DATABASE_URL it replaces the URL's)" } : variable,
     ),
   ],
-  examples: ["npm start", "FENCELINE_WEB_REPLICAS=2 FENCELINE_POOLER=pgbouncer FENCELINE_WORKER_TRANSPORT=http npm start", "PORT=3001 FENCELINE_DEMO=0 DATABASE_URL=postgresql://postgres@127.0.0.1:5432/fenceline npm start"],
+  examples: ["npm start", "FENCELINE_WEB_REPLICAS=2 FENCELINE_POOLER=pgbouncer FENCELINE_WORKER_TRANSPORT=http npm start", "PORT=3001 FENCELINE_DEMO=sign-ins DATABASE_URL=postgresql://postgres@127.0.0.1:5432/fenceline npm start"],
 });
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -84,7 +88,7 @@ const port = integerFromEnv("PORT", 3000, { max: 65_535 });
 const destinationPort = integerFromEnv("DESTINATION_PORT", 4100, { min: 0, max: 65_535 });
 const workerCount = integerFromEnv("FENCELINE_WORKERS", 2, { min: 0 });
 const relayCount = integerFromEnv("FENCELINE_RELAYS", 1, { min: 0 });
-const demo = process.env.FENCELINE_DEMO !== "0";
+const demo = demoSetting("on");
 const replicaCount = integerFromEnv("FENCELINE_WEB_REPLICAS", 1, { min: 1, max: 16 });
 const firstReplicaPort = integerFromEnv("FENCELINE_REPLICA_PORT", port + 1, { max: 65_535 - replicaCount });
 const replicaPorts = replicaCount > 1 ? Array.from({ length: replicaCount }, (_, index) => firstReplicaPort + index) : [port];
@@ -95,7 +99,6 @@ if (workerTransport !== "direct" && workerTransport !== "http") {
   throw new SettingError(`FENCELINE_WORKER_TRANSPORT must be "direct" or "http", got "${workerTransport}"`);
 }
 const workerToken = process.env.FENCELINE_WORKER_TOKEN || randomBytes(32).toString("base64url");
-const mode = process.env.FENCELINE_MODE ?? "demo";
 const appKey = process.env.FENCELINE_API_KEY || `fl_app_${randomBytes(32).toString("base64url")}`;
 // Signs session cookies; a new one per start unless given, which signs everyone out on restart.
 const authSecret = process.env.FENCELINE_AUTH_SECRET || randomBytes(32).toString("base64url");
@@ -104,8 +107,10 @@ const workerEntry = path.join(root, "lib", "cli", "worker.ts");
 const relayEntry = path.join(root, "lib", "cli", "relay.ts");
 const destinationEntry = path.join(root, "lib", "demo", "destination", "main.ts");
 const demoTrafficEntry = path.join(root, "lib", "cli", "demo-traffic.ts");
+const frontEntry = path.join(root, "lib", "cli", "front.ts");
 const HEALTH_TIMEOUT_MS = 60_000;
 const DESTINATION_READY_TIMEOUT_MS = 30_000;
+const FRONT_READY_TIMEOUT_MS = 60_000;
 
 let database: ResolvedDatabase | undefined;
 let clusterConfig: { dir: string; remove: () => void } | undefined;
@@ -142,11 +147,11 @@ async function main(): Promise<void> {
   log("start", applied.length ? `applied migrations: ${applied.join(", ")}` : "migrations up to date");
 
   const setupPool = createPool(database.url, { applicationName: "fenceline-start" });
-  const demoAccounts = mode === "demo" ? await seedDemoAccounts(setupPool, process.env.FENCELINE_DEMO_PASSWORD) : [];
+  const demoAccounts = demo !== "off" ? await seedDemoAccounts(setupPool, process.env.FENCELINE_DEMO_PASSWORD) : [];
   // HTTP workers authenticate with a worker token: this run's is stored (hashed) for them, and in
-  // demo mode printed for an adopter's own workers; the demo app's key likewise.
-  if (workerTransport === "http" || mode === "demo") await installWorkerToken(setupPool, "npm-start-workers", workerToken, "npm start");
-  if (mode === "demo") await installAppKey(setupPool, "demo", appKey, ["requests:create", "requests:read"], "npm start");
+  // demo printed for an adopter's own workers; the demo app's key likewise.
+  if (workerTransport === "http" || demo !== "off") await installWorkerToken(setupPool, "npm-start-workers", workerToken, "npm start");
+  if (demo !== "off") await installAppKey(setupPool, "demo", appKey, ["requests:create", "requests:read"], "npm start");
   if (pooler === "pgbouncer") await pinSearchPath(setupPool, database.url);
   await setupPool.end();
 
@@ -166,22 +171,11 @@ async function main(): Promise<void> {
     log("start", `PgBouncer (transaction mode) at 127.0.0.1:${poolerPort}; sessions (LISTEN) and migrations use the direct URL`);
   }
 
-  if (buildIsStale()) {
-    const release = await acquireBuildLock(path.join(root, ".next-build.lock"), () => shuttingDown, (pid) =>
-      log("start", `waiting for another build of this checkout (pid ${pid}) to finish`),
-    );
-    if (!release) return;
-    try {
-      // The build waited for may have made this one unnecessary.
-      if (buildIsStale()) {
-        log("start", "building the web app (next build)");
-        const build = supervisor.start({ name: "build", command: process.execPath, args: [nextBin, "build"], env: childEnv, cwd: root, oneShot: true });
-        if ((await build.exited).code !== 0) return; // reported by onUnexpectedExit
-      }
-    } finally {
-      release();
-    }
-  }
+  // A first start (no build yet, or sources newer than it) brings up the front door first: the
+  // requests API and the worker protocol answer while the dashboard builds (lib/cli/front.ts).
+  // The cluster shape builds first, as before: its replicas share one build.
+  const staged = replicaCount === 1 && buildIsStale();
+  if (!staged && !(await buildWhenStale(childEnv))) return;
 
   const destination = supervisor.start({
     name: "destination",
@@ -197,25 +191,34 @@ async function main(): Promise<void> {
 
   // Replicas share the build, the auth secret and the public URL: whichever answers, a session
   // cookie, a server action and an origin check mean the same.
-  replicaPorts.forEach((replicaPort, index) => {
-    const name = replicaCount > 1 ? `web-${index + 1}` : "web";
-    supervisor.start({
-      name,
+  // The web app reaches the destination service for the fault lab, which exists in demo mode only.
+  const webEnv = (name: string): Record<string, string> => ({
+    ...childEnv,
+    FENCELINE_DESTINATION_URL: destinationUrl,
+    FENCELINE_DEMO: demo,
+    FENCELINE_MODE: "",
+    FENCELINE_AUTH_SECRET: authSecret,
+    FENCELINE_PUBLIC_URL: process.env.FENCELINE_PUBLIC_URL ?? `http://127.0.0.1:${port}`,
+    FENCELINE_PROCESS: `fenceline-${name}`,
+  });
+  const startWeb = (name: string, webPort: number) =>
+    supervisor.start({ name, stopWave: 1, command: process.execPath, args: [nextBin, "start", "-H", "127.0.0.1", "-p", String(webPort)], env: webEnv(name), cwd: root });
+  let dashboardPort: number | undefined;
+  if (staged) {
+    dashboardPort = await freePort();
+    const front = supervisor.start({
+      name: "front",
       stopWave: 1,
       command: process.execPath,
-      args: [nextBin, "start", "-H", "127.0.0.1", "-p", String(replicaPort)],
-      // The web app reaches the destination service for the fault lab, which exists in demo mode only.
-      env: {
-        ...childEnv,
-        FENCELINE_DESTINATION_URL: destinationUrl,
-        FENCELINE_MODE: mode,
-        FENCELINE_AUTH_SECRET: authSecret,
-        FENCELINE_PUBLIC_URL: process.env.FENCELINE_PUBLIC_URL ?? `http://127.0.0.1:${port}`,
-        FENCELINE_PROCESS: `fenceline-${name}`,
-      },
+      args: ["--import", "tsx", frontEntry],
+      env: { ...webEnv("front"), PORT: String(port), FENCELINE_DASHBOARD_PORT: String(dashboardPort) },
       cwd: root,
     });
-  });
+    await front.waitForLine(/^FENCELINE_FRONT_READY /, FRONT_READY_TIMEOUT_MS);
+    if (shuttingDown) return;
+  } else {
+    replicaPorts.forEach((replicaPort, index) => startWeb(replicaCount > 1 ? `web-${index + 1}` : "web", replicaPort));
+  }
   if (replicaCount > 1) supervisor.start(haproxyChild(clusterConfig!.dir, { port, replicaPorts }));
 
   // Over HTTP a worker reaches the coordinator through the web app, and gets no database URL.
@@ -247,7 +250,7 @@ async function main(): Promise<void> {
     });
   }
 
-  if (demo) {
+  if (demo === "on") {
     // One-shot: with FENCELINE_DEMO_RATE=0 it installs the fault mix and exits 0.
     supervisor.start({
       name: "demo-traffic",
@@ -268,16 +271,47 @@ async function main(): Promise<void> {
   const url = `http://127.0.0.1:${port}`;
   if (replicaCount > 1) for (const replicaPort of replicaPorts) await waitForHealth(`http://127.0.0.1:${replicaPort}/api/health`);
   await waitForHealth(`${url}/api/health`);
-  if (!shuttingDown) {
+  if (shuttingDown) return;
+  {
     if (replicaCount > 1) log("start", `${replicaCount} web replicas on ports ${replicaPorts.join(", ")} behind haproxy (round robin) at ${url}/`);
     log("start", `Fenceline is running at ${url}/ (${supervisor.names().join(", ")})`);
+    if (staged) log("start", `the requests API and the worker protocol answer at ${url}/ now; the dashboard is building (next build) and will be served at the same URL when it is ready`);
+    else log("start", `the dashboard is ready at ${url}/`);
     for (const account of demoAccounts) log("start", `demo sign-in (${account.roles.join(", ")}): ${account.email} / ${account.password}`);
     log("start", `synthetic destination service at ${destinationUrl} (faults: PUT ${destinationUrl}/admin/faults, audit: GET ${destinationUrl}/admin/audit)`);
-    if (mode === "demo") {
+    if (demo !== "off") {
       log("start", "to run your own workflows against it (examples/quickstart), paste these three lines into your shell:");
       for (const line of [`FENCELINE_URL=${url}`, `FENCELINE_WORKER_TOKEN=${workerToken}`, `FENCELINE_API_KEY=${appKey}`]) process.stdout.write(`export ${line}
 `);
     }
+  }
+
+  if (staged && dashboardPort) {
+    const builtAt = performance.now();
+    if (!(await buildWhenStale(childEnv))) return;
+    startWeb("web", dashboardPort);
+    await waitForHealth(`http://127.0.0.1:${dashboardPort}/api/health`);
+    if (!shuttingDown) log("start", `the dashboard is ready at ${url}/ (built and started in ${Math.round((performance.now() - builtAt) / 1000)} s)`);
+  }
+}
+
+/** Runs `next build` when the build is missing or older than a source; false when it failed or we are stopping. */
+async function buildWhenStale(env: Record<string, string>): Promise<boolean> {
+  if (!buildIsStale()) return true;
+  const release = await acquireBuildLock(path.join(root, ".next-build.lock"), () => shuttingDown, (pid) =>
+    log("start", `waiting for another build of this checkout (pid ${pid}) to finish`),
+  );
+  if (!release) return false;
+  try {
+    // The build waited for may have made this one unnecessary.
+    if (buildIsStale()) {
+      log("start", "building the dashboard (next build)");
+      const build = supervisor.start({ name: "build", command: process.execPath, args: [nextBin, "build"], env, cwd: root, oneShot: true });
+      if ((await build.exited).code !== 0) return false; // reported by onUnexpectedExit
+    }
+    return !shuttingDown;
+  } finally {
+    release();
   }
 }
 
@@ -294,7 +328,8 @@ function newerThan(file: string, time: number): boolean {
   if (!existsSync(file)) return false;
   const stat = statSync(file);
   if (!stat.isDirectory()) return stat.mtimeMs > time && !/\.test\.tsx?$/.test(file);
-  return readdirSync(file).some((entry) => newerThan(path.join(file, entry), time));
+  // A nested package's install (lib/bench/peers) is no source of the web app.
+  return readdirSync(file).some((entry) => entry !== "node_modules" && newerThan(path.join(file, entry), time));
 }
 
 async function waitForHealth(url: string): Promise<void> {

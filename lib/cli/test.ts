@@ -1,10 +1,10 @@
 /**
- * `npm test`: typecheck, then vitest, then Playwright, each with its output streamed. Ends with
- * one plain line, `N passed, N failed, N skipped`, summed over every runner (the typecheck counts
- * as one check), and exits 1 if anything failed. A runner that exits non-zero without reporting a
+ * `npm test`: typecheck, the docs check, then vitest, then Playwright, each with its output streamed. Ends with
+ * one plain line, `N passed, N failed, N skipped`, summed over every runner (the typecheck and the
+ * docs check count as one each), and exits 1 if anything failed. A runner that exits non-zero without reporting a
  * failed test (crash, setup error, no tests found) counts as one failure.
  *
- *   npm test -- --only vitest                 run a subset (typecheck, vitest, playwright; comma-separated)
+ *   npm test -- --only vitest                 run a subset (typecheck, docs, vitest, playwright; comma-separated)
  *   npm test -- --only vitest lib/db          further arguments go to the one runner selected
  *   npm test -- --help                        the usage (after --only's value, --help goes to the runner)
  */
@@ -33,10 +33,17 @@ const runners: Runner[] = [
   {
     name: "typecheck",
     async run() {
-      // Route types for typedRoutes come from `next typegen`; a fresh clone has none yet.
-      const typegen = await exec(process.execPath, [bin("next", "dist", "bin", "next"), "typegen"]);
-      const tsc = typegen === 0 ? await exec(process.execPath, [bin("typescript", "bin", "tsc"), "--noEmit"]) : typegen;
-      return tsc === 0 ? { passed: 1, failed: 0, skipped: 0 } : { passed: 0, failed: 1, skipped: 0 };
+      // `npm run typecheck`: next typegen, then tsc, after installing the bench's peers if missing.
+      const code = await exec(process.execPath, ["--import", "tsx", path.join(root, "lib", "cli", "typecheck.ts")]);
+      return code === 0 ? { passed: 1, failed: 0, skipped: 0 } : { passed: 0, failed: 1, skipped: 0 };
+    },
+  },
+  {
+    name: "docs",
+    async run() {
+      // `npm run docs -- --check`: the API reference is current and every documentation link resolves.
+      const code = await exec(process.execPath, ["--import", "tsx", path.join(root, "lib", "cli", "docs.ts"), "--check"]);
+      return code === 0 ? { passed: 1, failed: 0, skipped: 0 } : { passed: 0, failed: 1, skipped: 0 };
     },
   },
   {
@@ -106,7 +113,7 @@ function parseOptions(argv: string[]): { selected: Runner[]; extraArgs: string[]
   const names = runners.map((runner) => runner.name);
   const { values } = command({
     name: "npm test",
-    summary: "runs every test: the typecheck, vitest (unit, PostgreSQL and process tiers) and Playwright, and ends with the line `N passed, N failed, N skipped` summed over every runner.",
+    summary: "runs every test: the typecheck, the docs check (API reference and links), vitest (unit, PostgreSQL and process tiers) and Playwright, and ends with the line `N passed, N failed, N skipped` summed over every runner.",
     options: { only: { type: "string", valueName: "runners", default: names.join(","), description: "runners to run (comma-separated); arguments after it go to the one runner named" } },
     environment: [
       { name: "DATABASE_URL", default: "this checkout's embedded PostgreSQL", description: "the PostgreSQL the tests use" },

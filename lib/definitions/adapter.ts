@@ -98,7 +98,9 @@ export type AdapterDefinition<Payload = unknown> = {
   readonly version: string;
   readonly contract: AdapterContract;
   readonly epochAdminUrl: string | null;
+  /** Makes one call to the destination (the options' `invoke`, bound to them). */
   readonly invoke: (call: AdapterCall<Payload>) => Promise<AdapterAnswer>;
+  /** Asks the destination what happened to a request identity; null when it answers no status queries. */
   readonly query: ((query: AdapterStatusQuery) => Promise<AdapterStatusAnswer>) | null;
 };
 

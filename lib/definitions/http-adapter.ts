@@ -82,7 +82,9 @@ export type HttpAdapterOptions<Payload> = {
   /** The request one step makes: its method (POST unless said), URL, headers and body (the step's payload as JSON unless said). */
   readonly request: {
     readonly method?: "POST" | "PUT" | "PATCH" | "DELETE" | "GET";
+    /** The URL, or a function of the call (to put its epoch and fencing term in the path of a fenced API). */
     readonly url: string | ((call: AdapterCall<Payload>) => string);
+    /** Headers sent with every call, or a function of the call. */
     readonly headers?: Record<string, string> | ((call: AdapterCall<Payload>) => Record<string, string>);
     /** A string is sent as it is; anything else as JSON. */
     readonly body?: (call: AdapterCall<Payload>) => unknown;

@@ -74,6 +74,7 @@ export type StepDefinition = {
   readonly milestone: Milestone;
   /** Null for a pure step. */
   readonly adapter: AdapterDefinition | AdapterChoice | null;
+  /** The step's handler: the options' `run`, or for an adapter step `effect(await ctx.invoke(ctx.input))`. */
   readonly run: (ctx: StepContext<unknown, unknown>) => Promise<StepOutcome>;
 };
 

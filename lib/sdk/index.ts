@@ -8,6 +8,7 @@
  * `fenceline/client`. Nothing here touches a database or the network.
  *
  * @packageDocumentation
+ * @module fenceline
  */
 export { defineAdapter } from "@/lib/definitions/adapter";
 export type {

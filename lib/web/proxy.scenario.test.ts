@@ -61,7 +61,7 @@ beforeAll(async () => {
     FENCELINE_DATABASE: "proxy_scenario",
     FENCELINE_FRESH_DATABASE: "1",
     FENCELINE_PUBLIC_URL: PUBLIC_URL,
-    FENCELINE_DEMO: "0",
+    FENCELINE_DEMO: "sign-ins",
     FENCELINE_WORKERS: "0",
     DESTINATION_PORT: "0",
     FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD,
@@ -69,7 +69,7 @@ beforeAll(async () => {
   createInterface({ input: app.process.stderr! }).on("line", (line) => {
     if (line.includes("⨯")) renderErrors.push(line);
   });
-  await app.waitForLine(/Fenceline is running at/, BUILD_AND_START_TIMEOUT_MS);
+  await app.waitForLine(/the dashboard is ready at/, BUILD_AND_START_TIMEOUT_MS);
 }, BUILD_AND_START_TIMEOUT_MS);
 
 afterAll(async () => {

@@ -22,7 +22,12 @@ export interface SecurityHeaderOptions {
   readonly development: boolean;
   /** FENCELINE_PUBLIC_URL: an https URL adds HSTS and upgrades any plain-http subresource. */
   readonly publicUrl?: string;
+  /** data: images allowed (the HTTP API's reference page); set by securityHeaders from the path. */
+  readonly dataImages?: boolean;
 }
+
+/** The page that renders the HTTP API (app/reference/api, lib/web/api-reference.ts). */
+export const API_REFERENCE_PAGE = "/reference/api";
 
 // sonner (the toaster) inserts its stylesheet as a <style> element without a nonce: first empty,
 // then with its text. These are the hashes of both as sonner 2.0.8 ships them;
@@ -80,6 +85,9 @@ export function contentSecurityPolicy(kind: ResponseKind, options: SecurityHeade
           // no other way to size its charts. An attribute cannot load anything or run script.
           ["style-src-attr", "'unsafe-inline'"],
           ["connect-src", "'self'"],
+          // Loosened on the HTTP API's reference page only: Swagger UI draws its icons as data:
+          // images. An image cannot run script.
+          ...(options.dataImages ? ([["img-src", "'self'", "data:"]] as [string, ...string[]][]) : []),
           ["object-src", "'none'"],
           ["base-uri", "'none'"],
           ["form-action", "'self'"],
@@ -102,7 +110,7 @@ export interface SecurityHeaders {
 
 export function securityHeaders(pathname: string, options: SecurityHeaderOptions): SecurityHeaders {
   return {
-    "content-security-policy": contentSecurityPolicy(responseKind(pathname), options),
+    "content-security-policy": contentSecurityPolicy(responseKind(pathname), { ...options, dataImages: pathname === API_REFERENCE_PAGE }),
     "x-content-type-options": "nosniff",
     "referrer-policy": referrerPolicy(pathname),
     "permissions-policy": DENIED_FEATURES.map((feature) => `${feature}=()`).join(", "),

@@ -19,8 +19,7 @@
  *                    workflow id is the key; each worker has a stable executor ID, so a restarted
  *                    process recovers its own pending workflows; the step's attempt is the term
  */
-import { readFileSync } from "node:fs";
-import type { DLogger } from "@dbos-inc/dbos-sdk";
+import { dbos, graphileWorker, peerVersions as installedPeerVersions, pgBoss, type Dbos } from "../peers";
 import type pg from "pg";
 import { createPool } from "@/lib/db/pool";
 import { migrateDbos } from "../engines";
@@ -29,16 +28,10 @@ import type { EngineOutcome, LogicalJob } from "./types";
 
 export type PeerEngine = "graphileWorker" | "pgBoss" | "dbos";
 
-/** The installed version of each peer package, for the result (read from node_modules: their exports do not include package.json). */
-export function peerVersions(): Record<string, string> {
-  const versionOf = (name: string) => {
-    try {
-      return (JSON.parse(readFileSync(new URL(`../../../node_modules/${name}/package.json`, import.meta.url), "utf8")) as { version: string }).version;
-    } catch {
-      return "not installed";
-    }
-  };
-  return { "graphile-worker": versionOf("graphile-worker"), "pg-boss": versionOf("pg-boss"), "@dbos-inc/dbos-sdk": versionOf("@dbos-inc/dbos-sdk") };
+/** The installed version of each peer package, for the result. */
+export async function peerVersionsByPackage(): Promise<Record<string, string>> {
+  const versions = await installedPeerVersions();
+  return { "graphile-worker": versions.graphileWorker, "pg-boss": versions.pgBoss, "@dbos-inc/dbos-sdk": versions.dbos };
 }
 
 /** What a peer's job carries: enough for the worker to make the call. */
@@ -110,7 +103,7 @@ export async function openPeer(engine: PeerEngine, url: string, concurrency: num
 }
 
 async function openGraphile(url: string, concurrency: number): Promise<PeerHarness> {
-  const { makeWorkerUtils } = await import("graphile-worker");
+  const { makeWorkerUtils } = await graphileWorker();
   const pool = peerPool(url, "graphile");
   const utils = await makeWorkerUtils({ pgPool: pool });
   await utils.migrate();
@@ -134,7 +127,7 @@ async function openGraphile(url: string, concurrency: number): Promise<PeerHarne
 }
 
 async function openPgBoss(url: string, concurrency: number): Promise<PeerHarness> {
-  const { PgBoss } = await import("pg-boss");
+  const { PgBoss } = await pgBoss();
   const boss = new PgBoss({ connectionString: url, supervise: false, schedule: false });
   boss.on("error", (error: unknown) => process.stderr.write(`[pg-boss] ${String(error)}\n`));
   await boss.start();
@@ -160,7 +153,7 @@ async function openPgBoss(url: string, concurrency: number): Promise<PeerHarness
 }
 
 /** DBOS's client logs to stdout by default; the harness keeps stdout for its result. */
-const dbosLogger: DLogger = {
+const dbosLogger: Dbos.DLogger = {
   info: () => undefined,
   debug: () => undefined,
   warn: (entry) => process.stderr.write(`[dbos] ${String(entry)}\n`),
@@ -168,7 +161,7 @@ const dbosLogger: DLogger = {
 };
 
 async function openDbos(url: string, concurrency: number): Promise<PeerHarness> {
-  const { DBOSClient } = await import("@dbos-inc/dbos-sdk");
+  const { DBOSClient } = await dbos();
   await migrateDbos(url);
   const clientPool = createPool(url, { applicationName: "scorecard-dbos-client", max: 2, schema: null });
   const client = await DBOSClient.create({ systemDatabaseUrl: url, systemDatabasePool: clientPool, applicationName: DBOS_APPLICATION, logger: dbosLogger });
@@ -217,7 +210,7 @@ export async function startPeerWorker(options: PeerWorkerOptions, deliver: Deliv
 }
 
 async function graphileWorker(options: PeerWorkerOptions, deliver: Delivery): Promise<() => Promise<void>> {
-  const module = await import("graphile-worker");
+  const module = await graphileWorker();
   const runner = await module.run({
     connectionString: options.databaseUrl,
     concurrency: options.concurrency,
@@ -241,7 +234,7 @@ async function graphileWorker(options: PeerWorkerOptions, deliver: Delivery): Pr
 }
 
 async function pgBossWorker(options: PeerWorkerOptions, deliver: Delivery): Promise<() => Promise<void>> {
-  const { PgBoss } = await import("pg-boss");
+  const { PgBoss } = await pgBoss();
   const boss = new PgBoss({
     connectionString: options.databaseUrl,
     migrate: false,
@@ -259,7 +252,7 @@ async function pgBossWorker(options: PeerWorkerOptions, deliver: Delivery): Prom
 }
 
 async function dbosWorker(options: PeerWorkerOptions, deliver: Delivery): Promise<() => Promise<void>> {
-  const { DBOS } = await import("@dbos-inc/dbos-sdk");
+  const { DBOS } = await dbos();
   DBOS.setConfig({
     name: DBOS_APPLICATION,
     systemDatabaseUrl: options.databaseUrl,

@@ -12,7 +12,7 @@ import { ThrowawayCluster } from "@/lib/scenarios/cluster";
 import { deriveSeed } from "@/lib/scenarios/matrix";
 import type { Contract } from "@/lib/scenarios/types";
 import { round } from "../stats";
-import { peerVersions } from "./peers";
+import { peerVersionsByPackage } from "./peers";
 import { runEngine, SETTLE_WINDOW_MS, type ScorecardEnvironment } from "./run";
 import { ENGINE_LABEL, SCORECARD_FAULTS, type ContractFigures, type RunResult, type ScorecardEngine } from "./types";
 
@@ -149,7 +149,7 @@ export async function runScorecard(options: ScorecardOptions): Promise<Scorecard
       loadAverageAfter: loadavg().map((value) => round(value, 2)),
       node: process.version,
       engineServer: "PostgreSQL 15 (a throwaway cluster of the harness's own, fsync off)",
-      versions: peerVersions(),
+      versions: await peerVersionsByPackage(),
     },
     durationMs: Date.now() - startedAt,
   };

@@ -5,6 +5,7 @@
  * arrive by `import type` of their definitions.
  *
  * @packageDocumentation
+ * @module fenceline/client
  */
 export { createClient } from "@/lib/client/client";
 export type { AnyWorkflow, ClientOptions, CreatedRequest, CreateOptions, FencelineClient, ListOptions, RequestDetail, RequestList, WaitOptions } from "@/lib/client/client";

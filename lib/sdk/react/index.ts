@@ -8,6 +8,7 @@
  * package) and imports nothing of the worker, the engine or a server.
  *
  * @packageDocumentation
+ * @module fenceline/react
  */
 export { RequestProgress } from "@/lib/react/request-progress";
 export type { RequestProgressProps } from "@/lib/react/request-progress";

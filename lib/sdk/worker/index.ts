@@ -7,6 +7,7 @@
  * worker token: no database credentials on your machines.
  *
  * @packageDocumentation
+ * @module fenceline/worker
  */
 export { createWorker, runWorker } from "@/lib/worker/http-worker";
 export type { FencelineWorker, WorkerOptions } from "@/lib/worker/http-worker";
