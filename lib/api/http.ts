@@ -17,6 +17,7 @@ import {
   FencelineError,
   IdempotencyKeyReusedError,
   InvalidDefinitionError,
+  InvalidWaitError,
   InvalidInputError,
   InvalidWorkflowError,
   NoOpenLeaseError,
@@ -174,6 +175,7 @@ function problemOf(error: FencelineError): HttpProblem {
   }
   if (error instanceof RequestEndedError) return new HttpProblem("request-ended", error.message, { requestStatus: error.status });
   if (error instanceof InvalidDefinitionError) return new HttpProblem("invalid-definition", error.message, { problems: [...error.problems] });
+  if (error instanceof InvalidWaitError) return new HttpProblem("invalid-wait", error.message);
   if (error instanceof DefinitionConflictError) {
     return new HttpProblem("definition-conflict", error.message, { subject: error.subject, differences: [...error.differences] });
   }

@@ -34,6 +34,7 @@ export const PROBLEMS = {
   "unknown-kind": { status: 422, title: "Unknown kind" },
   "definition-conflict": { status: 409, title: "Definition conflict" },
   "invalid-definition": { status: 422, title: "Invalid definition" },
+  "invalid-wait": { status: 422, title: "Invalid wait" },
   "authority-lost": { status: 409, title: "Authority lost" },
   "checkpoint-out-of-order": { status: 409, title: "Checkpoint out of order" },
   "release-refused": { status: 409, title: "Release refused" },

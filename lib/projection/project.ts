@@ -81,6 +81,7 @@ function milestoneStatus(step: StepSnapshot, workflowEnded: boolean): MilestoneS
       return "attention";
     case "ready":
     case "leased":
+    case "waiting":
       return workflowEnded ? "stopped" : "current";
     case "blocked":
       return workflowEnded ? "stopped" : "upcoming";

@@ -62,9 +62,11 @@ export function instantiateWorkflow(workflow: RegisteredWorkflow, input: unknown
       }
       adapter = chosen;
     }
+    // A wait step runs on its room's built-in adapter (fenceline.timer, fenceline.event).
+    const builtIn = step.wait ? `fenceline.${step.wait.room}` : "pure";
     return {
       name: step.name,
-      adapter: adapter === null ? "pure" : adapter.name,
+      adapter: adapter === null ? builtIn : adapter.name,
       adapterVersion: adapter === null ? "1" : adapter.version,
       stepClass: step.class,
       attemptBudget: step.attemptBudget,
