@@ -65,6 +65,7 @@ export async function parkStep(pool: Pool, rooms: readonly WaitRoom[], lease: Le
   const parsed = room.request.safeParse(wait.request);
   if (!parsed.success) throw new InvalidWaitError(`${wait.room} wait: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "request"}: ${issue.message}`).join("; ")}`);
   const armed = await inTransaction(pool, async (client) => {
+    await run(client, sql.lockRequestOfStep, [lease.stepId]);
     const [row] = await run<{ step_id: string; workflow_id: string; attempt_id: string; ready_at: Date; db_now: Date }>(client, sql.parkStep, [
       lease.sessionId,
       lease.stepId,
@@ -99,6 +100,16 @@ export async function settleWaitingSteps(db: Queryable, settlements: readonly Wa
     settlements.map((s) => s.externalReference),
   ]);
   return new Set(rows.map((row) => row.step_id));
+}
+
+/**
+ * A room's record left `waiting` only while its step waited, and the request it locked was
+ * active; a step that did not settle would mean the two disagreed. The room's triggers and the
+ * parking transaction keep them together, so this is a programmer error: the pass rolls back.
+ */
+export function assertAllSettled(room: string, stepIds: readonly string[], settled: ReadonlySet<string>): void {
+  const unsettled = stepIds.filter((stepId) => !settled.has(stepId));
+  if (unsettled.length > 0) throw new Error(`${room} room: steps ${unsettled.join(", ")} left their wait but did not settle: the room and the steps disagree`);
 }
 
 /** Fails waiting steps, and their requests with them; returns the steps failed. */

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { inTransaction, run } from "@/lib/engine/db";
-import { settleWaitingSteps, type WaitRoom } from "@/lib/engine/waits";
+import { assertAllSettled, settleWaitingSteps, type WaitRoom } from "@/lib/engine/waits";
 import * as sql from "./sql";
 import { MAX_TIMER_MS } from "./definition";
 
@@ -49,8 +49,7 @@ export const timerRoom: WaitRoom = {
           externalReference: null,
         })),
       );
-      const unsettled = fired.filter((timer) => !settled.has(timer.step_id)).map((timer) => timer.step_id);
-      if (unsettled.length > 0) await run(client, sql.cancelUnsettledTimers, [unsettled]);
+      assertAllSettled("timer", fired.map((timer) => timer.step_id), settled);
       return settled.size;
     });
   },

@@ -41,12 +41,6 @@ WHERE t.step_id = d.step_id AND t.state = 'waiting'
 RETURNING t.step_id, t.due_at, t.settled_at AS fired_at`,
 };
 
-/** Timers ($1 steps) that fired but whose step no longer waited: they end as cancelled. */
-export const cancelUnsettledTimers: NamedSql = {
-  name: "fl_cancel_unsettled_timers",
-  text: `UPDATE timer SET state = 'cancelled' WHERE step_id = ANY($1::uuid[]) AND state = 'fired'`,
-};
-
 /** Milliseconds from now until the earliest waiting timer is due, on the database clock; null when none waits. */
 export const nextTimerDue: NamedSql = {
   name: "fl_next_timer_due",

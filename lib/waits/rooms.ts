@@ -4,9 +4,10 @@
  * room of its own, added here; the core reaches it only through lib/engine/waits.ts.
  */
 import type { DueWork, WaitRoom } from "@/lib/engine/waits";
+import { eventRoom } from "@/lib/events/room";
 import { timerRoom } from "@/lib/timers/room";
 
-export const waitRooms: readonly WaitRoom[] = [timerRoom];
+export const waitRooms: readonly WaitRoom[] = [timerRoom, eventRoom];
 
 /** What the keepers settle on each pass. */
 export const dueWork: readonly DueWork[] = [...waitRooms];

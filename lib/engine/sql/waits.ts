@@ -10,6 +10,15 @@ import { holdsAuthority } from "./authority";
 import { completionOf } from "./receipt";
 
 /**
+ * Takes the row of step $1's request before the step parks: the order a cancel takes them in, so
+ * a cancel that commits first is seen by the park's guard, and no step parks in an ended request.
+ */
+export const lockRequestOfStep: NamedSql = {
+  name: "fl_lock_request_of_step",
+  text: `SELECT w.id FROM workflow w JOIN step s ON s.workflow_id = w.id WHERE s.id = $1 FOR UPDATE OF w`,
+};
+
+/**
  * Session $1 parks ($2 step, $3 term) with reason $4: the attempt that armed the wait concludes as
  * `waiting`, its lease ends as released, and the step waits. Fenced by the authority guard; only
  * an attempt whose invocation never began may park (a wait step calls no destination). Returns
