@@ -146,7 +146,7 @@ async function main(): Promise<void> {
   // HTTP workers authenticate with a worker token: this run's is stored (hashed) for them, and in
   // demo mode printed for an adopter's own workers; the demo app's key likewise.
   if (workerTransport === "http" || mode === "demo") await installWorkerToken(setupPool, "npm-start-workers", workerToken, "npm start");
-  if (mode === "demo") await installAppKey(setupPool, "demo", appKey, ["requests:create", "requests:read"], "npm start");
+  if (mode === "demo") await installAppKey(setupPool, "demo", appKey, ["requests:create", "requests:read", "events:send"], "npm start");
   if (pooler === "pgbouncer") await pinSearchPath(setupPool, database.url);
   await setupPool.end();
 

@@ -11,8 +11,8 @@ import type { WaitContext } from "@/lib/definitions/context";
 export const EVENT_NAME = /^[a-z0-9][a-z0-9._-]{0,99}$/;
 /** The longest correlation key, in characters. */
 export const MAX_EVENT_KEY = 200;
-/** The largest payload, as JSON text in UTF-8 bytes. */
-export const MAX_EVENT_PAYLOAD_BYTES = 64 * 1024;
+/** The largest payload, as JSON text in UTF-8 bytes: half of what one API request may carry. */
+export const MAX_EVENT_PAYLOAD_BYTES = 32 * 1024;
 /** How long an event that arrives before its wait begins is kept, unless the steps that wait for it say otherwise: seven days. */
 export const DEFAULT_KEEP_EARLY_EVENTS_MS = 7 * 24 * 3_600_000;
 const MAX_WAIT_MS = 10 * 366 * 24 * 3_600_000;

@@ -10,6 +10,7 @@ import { inTransaction, run, type Queryable } from "@/lib/engine/db";
 import { assertAllSettled, failWaitingSteps, settleWaitingSteps, type WaitRoom } from "@/lib/engine/waits";
 import { eventWaitRequestSchema, type EventWaitRequest } from "./definition";
 import * as sql from "./sql";
+import type { Consumer } from "./types";
 
 /** A one-time URL's secret: 192 random bits, URL-safe, like a tracking token. */
 const newUrlToken = (): string => randomBytes(24).toString("base64url");
@@ -21,9 +22,6 @@ type ReceivedRow = { id: string; payload: unknown; received_at: Date; step_id: s
 
 /** The result of a wait that an event settled: what its dependants read. */
 export const receivedResult = (event: ReceivedRow) => ({ received: true, payload: event.payload, eventId: event.id, receivedAt: event.received_at.toISOString() });
-
-/** The wait an event settled: its request and step. */
-export type Consumer = { readonly requestId: string; readonly step: string };
 
 /** Settles the wait of `stepId` with event `eventId`, if it still waits (through `urlToken` when given); null when it no longer does. */
 export async function deliverEvent(db: Queryable, stepId: string, eventId: string, urlToken: string | null = null): Promise<Consumer | null> {

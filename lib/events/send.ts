@@ -11,7 +11,8 @@ import { InvalidInputError } from "@/lib/engine/errors";
 import { issueOf, validatorFor } from "@/lib/requests/json-schema";
 import { DEFAULT_KEEP_EARLY_EVENTS_MS } from "./definition";
 import { EventKeyReusedError, UnknownEventError, WaitUrlGoneError } from "./errors";
-import { deliverEvent, type Consumer } from "./room";
+import { deliverEvent } from "./room";
+import type { Consumer, SentEvent } from "./types";
 import * as sql from "./sql";
 
 export type SendEventOptions = {
@@ -21,21 +22,6 @@ export type SendEventOptions = {
   /** Who sends: `app:<name>`, `url` for a one-time URL, `test`. Idempotency keys are per sender. */
   readonly sender: string;
   readonly idempotencyKey: string | null;
-};
-
-/** An accepted event, and what it did. */
-export type SentEvent = {
-  readonly id: string;
-  readonly name: string;
-  readonly key: string;
-  /** ISO 8601, database clock. */
-  readonly receivedAt: string;
-  /** True when the idempotency key named an event sent before: this is that event. */
-  readonly duplicate: boolean;
-  /** The wait it settled, or null while it is kept for one. */
-  readonly consumedBy: Consumer | null;
-  /** Until when it is kept for a wait that has not begun (ISO 8601). */
-  readonly keepUntil: string;
 };
 
 type EventRow = {

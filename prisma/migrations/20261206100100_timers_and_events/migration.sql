@@ -109,3 +109,8 @@ END $$;
 CREATE TRIGGER "event_wait_ends_with_its_step" AFTER UPDATE OF "state" ON "step"
   FOR EACH ROW WHEN (OLD."state" = 'waiting' AND NEW."state" IN ('cancelled', 'failed'))
   EXECUTE FUNCTION "fl_event_wait_ends_with_its_step"();
+
+-- Apps send events with a scope of their own.
+ALTER TABLE "app_key" DROP CONSTRAINT "app_key_scopes_known";
+ALTER TABLE "app_key" ADD CONSTRAINT "app_key_scopes_known"
+  CHECK ("scopes" <@ ARRAY['requests:create', 'requests:read', 'events:send']::text[] AND cardinality("scopes") > 0);
