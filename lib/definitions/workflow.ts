@@ -24,6 +24,8 @@ import { engineWordsIn } from "./words";
 /**
  * What the end user sees of a step, in their words: before it runs ("Payment"), while it runs
  * ("Taking payment") and after ("Payment taken"), and who it waits on ("the payment provider").
+ * A timer's words may name its time as `{until}`: "We'll remind you on {until}" reads "We'll
+ * remind you on 3 December at 09:00" (in the time zone the timer was given, UTC otherwise).
  */
 export type Milestone = {
   readonly upcoming: string;
@@ -311,6 +313,9 @@ function stepOf(name: string, step: StepOptions<unknown, unknown>, position: num
   const kinds = (["adapter", "timer", "event"] as const).filter((key) => step[key] !== undefined);
   if (kinds.length > 1) problems.push(`${where}: a step is one of an adapter step, a timer or an event wait, not ${kinds.join(" and ")}`);
   const { wait, run } = waitOf(where, step, problems);
+  if (wait?.room !== "timer" && Object.values(milestone).some((words) => typeof words === "string" && words.includes("{until}"))) {
+    problems.push(`${where}: only a timer's milestone words can name its time with {until}`);
+  }
   const adapter = wait ? null : (step.adapter ?? null);
   if (adapter !== null && isAdapterChoice(adapter)) {
     if (!fields.has(adapter.field)) problems.push(`${where}: chooseAdapter reads input.${adapter.field}, which is not a field of the input`);
