@@ -1,9 +1,6 @@
 import { RateLimiter } from "@/lib/auth/rate-limit";
 import { integerFromEnv } from "@/lib/env";
 
-/** Posts to one-time URLs (no key: the URL is the credential): per client address, a burst of 60, then ten a second. */
-export const eventSendingByClient = new RateLimiter("event-sending-by-client", "event sending through a one-time URL", { capacity: 60, refillPerSecond: 10 });
-
 let byApp: RateLimiter | null = null;
 
 /**
