@@ -11,7 +11,7 @@ import type { StepContext } from "@/lib/definitions/context";
 import type { ObservedResponse, StepOutcome } from "@/lib/definitions/outcome";
 import { registrationOf, type Registration } from "@/lib/definitions/registration";
 import { isAdapterChoice, workflowKey, type StepDefinition, type WaitOutcome, type WorkflowDefinition } from "@/lib/definitions/workflow";
-import { AuthorityLostError } from "@/lib/engine/errors";
+import { AuthorityLostError, CheckpointOrderError } from "@/lib/engine/errors";
 import { HELD_PERMIT_FACTOR, isPermit } from "@/lib/engine/permit-policy";
 import type { ClaimedStep, Permit, WorkflowVersion } from "@/lib/engine/types";
 import { AttemptRun } from "./attempt-run";
@@ -392,7 +392,7 @@ export class Worker {
     await this.settlePermit(permit, contract, null);
     await this.hooks.reached("destination_answered", step);
     const result = answer.result ?? null;
-    const observed = await run.serialize(() => this.coordinator.observeResponse(lease, answer.externalReference, result));
+    const observed = await this.recordAnswer(run, () => this.coordinator.observeResponse(lease, answer.externalReference, result));
     run.checkpointVersion = observed.checkpointVersion;
     await this.hooks.reached("response_observed", step);
     return { externalReference: answer.externalReference, result, verification: answer.replayed ? "idempotent_replay" : "direct_response" };
@@ -468,8 +468,28 @@ export class Worker {
     }
   }
 
+  /**
+   * Records what the destination answered (checkpoint 4). The answer is evidence the worker alone
+   * holds: when the write fails for want of the database (a restart, a lost connection), it is
+   * tried again until it is recorded, refused (authority lost: then it is kept as a late
+   * observation), or the attempt's last possible expiry has passed. Dropping it would leave recovery
+   * to decide without it: a person for an opaque destination, a repeat call for an idempotent one.
+   */
+  private async recordAnswer<T>(run: AttemptRun, write: () => Promise<T>): Promise<T> {
+    const giveUpAt = run.handlerDeadlineMs() + run.step.graceMs;
+    for (let failures = 1; ; failures += 1) {
+      try {
+        return await run.serialize(write);
+      } catch (error) {
+        if (error instanceof AuthorityLostError || error instanceof CheckpointOrderError || performance.now() >= giveUpAt || this.stopping) throw error;
+        this.log(`step ${run.lease.stepId} term ${run.lease.fencingTerm}: recording the destination's answer failed (${String(error)}); trying again`);
+        await delay(Math.min(claimRetryDelayMs(failures), Math.max(0, giveUpAt - performance.now())));
+      }
+    }
+  }
+
   private async recordEffectAbsent(run: AttemptRun, answer: unknown): Promise<void> {
-    const observed = await run.serialize(() => this.coordinator.observeEffectAbsent(run.lease, answer));
+    const observed = await this.recordAnswer(run, () => this.coordinator.observeEffectAbsent(run.lease, answer));
     run.checkpointVersion = observed.checkpointVersion;
     await this.hooks.reached("response_observed", run.step);
   }
