@@ -172,11 +172,14 @@ test("an answer that cannot be recorded at once is recorded when the database is
     },
   });
   await worker.start();
-  await vi.waitFor(async () => {
-    const { rows } = await db.pool.query("SELECT s.state, r.verification_method, r.external_reference FROM step s JOIN receipt r ON r.step_id = s.id WHERE s.id = $1", [stepId]);
-    expect(rows).toEqual([{ state: "completed", verification_method: "direct_response", external_reference: "ref-1" }]);
-  }, { timeout: 10_000 });
-  await worker.stop();
+  try {
+    await vi.waitFor(async () => {
+      const { rows } = await db.pool.query("SELECT s.state, r.verification_method, r.external_reference FROM step s JOIN receipt r ON r.step_id = s.id WHERE s.id = $1", [stepId]);
+      expect(rows).toEqual([{ state: "completed", verification_method: "direct_response", external_reference: "ref-1" }]);
+    }, { timeout: 10_000 });
+  } finally {
+    await worker.stop();
+  }
   expect(refusals).toBe(0);
   expect(calls).toBe(1);
   expect(await attemptOutcomes(db.pool, stepId)).toEqual([{ outcome: "effect", outcome_reason: null }]);
