@@ -17,6 +17,7 @@ import {
   FencelineError,
   IdempotencyKeyReusedError,
   InvalidDefinitionError,
+  InvalidWaitError,
   InvalidInputError,
   InvalidWorkflowError,
   NoOpenLeaseError,
@@ -26,6 +27,7 @@ import {
   TransitionInProgressError,
   UnknownKindError,
 } from "@/lib/engine/errors";
+import { EventKeyReusedError, UnknownEventError, WaitUrlGoneError } from "@/lib/events/errors";
 import { LabDestinationError, LabUnavailableError, SignalRefusedError } from "@/lib/lab/errors";
 import { InvalidMetricsRangeError } from "@/lib/metrics/errors";
 import { ReviewConflictError } from "@/lib/review/errors";
@@ -174,6 +176,10 @@ function problemOf(error: FencelineError): HttpProblem {
   }
   if (error instanceof RequestEndedError) return new HttpProblem("request-ended", error.message, { requestStatus: error.status });
   if (error instanceof InvalidDefinitionError) return new HttpProblem("invalid-definition", error.message, { problems: [...error.problems] });
+  if (error instanceof InvalidWaitError) return new HttpProblem("invalid-wait", error.message);
+  if (error instanceof UnknownEventError) return new HttpProblem("unknown-event", error.message, { issues: [{ path: "name", message: "no registered workflow step waits for an event of this name" }] });
+  if (error instanceof EventKeyReusedError) return new HttpProblem("event-key-reused", error.message);
+  if (error instanceof WaitUrlGoneError) return new HttpProblem("wait-url-gone", error.message);
   if (error instanceof DefinitionConflictError) {
     return new HttpProblem("definition-conflict", error.message, { subject: error.subject, differences: [...error.differences] });
   }

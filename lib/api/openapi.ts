@@ -4,6 +4,7 @@
  * this file only joins them.
  */
 import { createDocument, type ZodOpenApiPathsObject } from "zod-openapi";
+import { eventPaths } from "./contract/events";
 import { labPaths } from "./contract/engineer/lab";
 import { metricsPaths } from "./contract/engineer/metrics";
 import { requestsPaths } from "./contract/engineer/requests";
@@ -40,11 +41,11 @@ export function openApiDocument() {
         "Multi-step requests with durable receipts. Errors are application/problem+json (RFC 9457) with a stable `code`; " +
         "`type` is urn:fenceline:problem:<code>. End users reach a request only through its tracking token.",
     },
-    paths: joinPaths(publicPaths, staffPaths, supportPaths, requestsPaths, stepsPaths, metricsPaths, workersPaths, labPaths, workerPaths, webhookPaths),
+    paths: joinPaths(publicPaths, eventPaths, staffPaths, supportPaths, requestsPaths, stepsPaths, metricsPaths, workersPaths, labPaths, workerPaths, webhookPaths),
     components: {
       schemas: { Problem: problemSchema },
       securitySchemes: {
-        appKey: { type: "http", scheme: "bearer", description: "An app key (fl_app_…), created by an admin; scopes requests:create, requests:read" },
+        appKey: { type: "http", scheme: "bearer", description: "An app key (fl_app_…), created by an admin; scopes requests:create, requests:read, events:send" },
         workerToken: { type: "http", scheme: "bearer", description: "A worker token, created by an admin; only for /api/worker/*" },
         scrapeToken: { type: "http", scheme: "bearer", description: "A scrape token (fl_scrape_…), created by an admin; only for GET /api/metrics/prometheus" },
         staffSession: { type: "apiKey", in: "cookie", name: "fenceline.session_token", description: "A staff session from POST /api/session (named __Secure-fenceline.session_token over HTTPS)" },

@@ -34,6 +34,11 @@ export const PROBLEMS = {
   "unknown-kind": { status: 422, title: "Unknown kind" },
   "definition-conflict": { status: 409, title: "Definition conflict" },
   "invalid-definition": { status: 422, title: "Invalid definition" },
+  "invalid-wait": { status: 422, title: "Invalid wait" },
+  // Events (lib/events)
+  "unknown-event": { status: 422, title: "Unknown event" },
+  "event-key-reused": { status: 422, title: "Event key reused" },
+  "wait-url-gone": { status: 410, title: "Wait URL gone" },
   "authority-lost": { status: 409, title: "Authority lost" },
   "checkpoint-out-of-order": { status: 409, title: "Checkpoint out of order" },
   "release-refused": { status: 409, title: "Release refused" },

@@ -280,6 +280,16 @@ const handlers: Handlers = {
     await stateOf(pool).waiter.waitForWork(timeoutMs);
     return respond("wait-for-work", { woken: performance.now() - startedAt < timeoutMs - 1 });
   },
+  park: async (pool, body, worker) => {
+    await requireSession(pool, worker, body.lease.sessionId);
+    const armed = await stateOf(pool).waiter.park(leaseOf(body.lease), body.wait, body.reason);
+    return respond("park", { ...armed, dueAt: armed.dueAt?.toISOString() ?? null, detail: { ...armed.detail } });
+  },
+  // What it settles is settled for every worker, so a client that goes away mid-poll changes nothing.
+  "settle-due": async (pool, body, worker) => {
+    await requireSession(pool, worker, body.sessionId);
+    return respond("settle-due", { settled: await stateOf(pool).waiter.settleDue(body.limit, Math.min(body.timeoutMs, MAX_WAIT_MS)) });
+  },
 };
 
 /** Commits receipts presented on the wire, each fenced on its own lease; refusals travel as their fields. */

@@ -65,12 +65,15 @@ async function writeReference(out: string): Promise<void> {
     // Named by public signatures without being exports of a door: shown by their shape, not a page.
     intentionallyNotExported: [
       "AttemptMode",
+      "EVENT_WAIT_STATES",
       "HeaderSource",
       "MilestoneStatus",
+      "NewName",
       "OperationClass",
       "REPETITION_POLICIES",
+      "ResultsOf",
       "RunWorkerOptions",
-      "StepConclusion",
+      "TIMER_STATES",
       "TrackingHeadline",
       "TrackingTone",
       "WEBHOOK_EVENT_TYPES",

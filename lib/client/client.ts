@@ -6,6 +6,7 @@
  * workflow's schema at compile time, and the workflow's code is never loaded.
  */
 import type { WorkflowDefinition, WorkflowInput } from "@/lib/definitions/workflow";
+import type { SentEvent } from "@/lib/events/types";
 import type { RequestRecord, RequestStatus, RequestWithProgress } from "@/lib/requests/types";
 import { errorOf, FencelineConnectionError, WaitTimedOutError } from "./errors";
 
@@ -13,7 +14,7 @@ import { errorOf, FencelineConnectionError, WaitTimedOutError } from "./errors";
 export type ClientOptions = {
   /** Fenceline's base URL, e.g. `process.env.FENCELINE_URL` (`http://127.0.0.1:3000`). */
   readonly url: string;
-  /** An app key (`fl_app_…`) with the scopes the calls need: `requests:create`, `requests:read`. */
+  /** An app key (`fl_app_…`) with the scopes the calls need: `requests:create`, `requests:read`, `events:send`. */
   readonly apiKey: string;
   /** Replaces the global fetch (tests, proxies, instrumentation). */
   readonly fetch?: typeof fetch;
@@ -70,7 +71,17 @@ export type WaitOptions = {
 /** Any workflow definition, for the type parameter of `create`. */
 export type AnyWorkflow = WorkflowDefinition<string, unknown, unknown>;
 
-/** What {@link createClient} returns: the app's requests, through its app key. */
+/** Options of `events.send`. */
+export type SendEventOptions = {
+  /**
+   * Makes the send repeatable: the same key returns the event it first sent (so a send whose
+   * answer was lost can be sent again); the same key with another name, key or payload is refused
+   * with ConflictError. Keys are per app. Use one per fact, e.g. `confirmed-<order id>`.
+   */
+  readonly idempotencyKey?: string;
+};
+
+/** What {@link createClient} returns: the app's requests and events, through its app key. */
 export type FencelineClient = {
   readonly requests: {
     /**
@@ -91,6 +102,18 @@ export type FencelineClient = {
      * backend that must react to the end is better served by a webhook.
      */
     waitForEnd(id: string, options?: WaitOptions): Promise<RequestDetail>;
+  };
+  readonly events: {
+    /**
+     * Sends an event to the requests that wait for it: the oldest step waiting for `name` with
+     * correlation `key` (e.g. `"warehouse.confirmed"`, the order id) takes it and its `payload`
+     * becomes that step's result; with none waiting yet, it is kept for the wait that begins later.
+     * Durable when this returns. Throws InvalidInputError (a payload the waiting steps' schema
+     * refuses, or a name no registered step waits for), ConflictError (the idempotency key names
+     * another event), UnauthorizedError, or FencelineConnectionError when the outcome is unknown
+     * (send it again with the same key).
+     */
+    send(name: string, key: string, payload: unknown, options?: SendEventOptions): Promise<SentEvent>;
   };
 };
 
@@ -172,6 +195,17 @@ export function createClient(options: ClientOptions): FencelineClient {
           await new Promise((resolve) => setTimeout(resolve, waitOptions.intervalMs ?? 500));
         }
       },
+    },
+    events: {
+      send: async (name, key, payload, sendOptions = {}) =>
+        (
+          await call<SentEvent>({
+            method: "POST",
+            path: "/api/events",
+            body: { name, key, payload: payload ?? null },
+            headers: sendOptions.idempotencyKey === undefined ? {} : { "idempotency-key": sendOptions.idempotencyKey },
+          })
+        ).data,
     },
   };
 }

@@ -102,7 +102,7 @@ export function errorOf(status: number, body: unknown, headers: Headers): Fencel
   if (status === 404) return new NotFoundError(status, code, message, problem);
   if (status === 429) return new RateLimitedError(status, code, message, problem, retryAfterMs(headers.get("retry-after")));
   if (code === "unknown-kind") return new UnknownKindError(status, code, message, problem);
-  if (code === "idempotency-key-reused" || status === 409) return new ConflictError(status, code, message, problem);
+  if (code === "idempotency-key-reused" || code === "event-key-reused" || status === 409) return new ConflictError(status, code, message, problem);
   if (status === 400 || status === 422) return new InvalidInputError(status, code, message, problem);
   return new FencelineApiError(status, code, message, problem);
 }

@@ -25,6 +25,8 @@ import {
   VERIFICATION_METHODS,
   WORKFLOW_STATUSES,
 } from "@/lib/engine/vocabulary";
+import { EVENT_WAIT_STATES } from "@/lib/events/vocabulary";
+import { TIMER_STATES } from "@/lib/timers/vocabulary";
 import { dbTest as test } from "./test-database";
 
 /** Each enum type of the schema and the list the code derives its words from. */
@@ -32,6 +34,7 @@ const LISTS: Record<string, readonly string[]> = {
   attempt_checkpoint: CHECKPOINTS,
   attempt_mode: ATTEMPT_MODES,
   attempt_outcome: ATTEMPT_OUTCOMES,
+  event_wait_state: EVENT_WAIT_STATES,
   effect_observation: EFFECT_OBSERVATIONS,
   lease_end_reason: LEASE_END_REASONS,
   lease_event_kind: LEASE_EVENT_KINDS,
@@ -45,6 +48,7 @@ const LISTS: Record<string, readonly string[]> = {
   // The console's, not the engine's, but stored the same way.
   staff_role_name: STAFF_ROLES,
   step_state: STEP_STATES,
+  timer_state: TIMER_STATES,
   verification_method: VERIFICATION_METHODS,
   workflow_status: WORKFLOW_STATUSES,
 };

@@ -29,11 +29,11 @@ export type AdapterCall<Payload> = {
 };
 
 /** What the destination answered: the effect exists, and this is how to find it there. */
-export type AdapterAnswer = {
+export type AdapterAnswer<Result = unknown> = {
   /** The destination's own id for the effect (a charge id, a parcel number), or null when it has none. */
   readonly externalReference: string | null;
-  /** Anything worth keeping with the receipt. */
-  readonly result?: unknown;
+  /** Anything worth keeping with the receipt; the steps that depend on this one read it as its result. */
+  readonly result?: Result;
   /** True when the destination answered with an earlier identical request's result (an idempotent replay). */
   readonly replayed?: boolean;
 };
@@ -65,8 +65,12 @@ export type AdapterPromises = {
   readonly repetition: RepetitionPolicy;
 };
 
-/** What {@link defineAdapter} takes: the destination's promises, limits and calls. `Payload` is what a step sends it. */
-export type AdapterOptions<Payload> = {
+/**
+ * What {@link defineAdapter} takes: the destination's promises, limits and calls. `Payload` is
+ * what a step sends it, `Result` what its answer carries (a step's result, typed for the steps
+ * that depend on it).
+ */
+export type AdapterOptions<Payload, Result = unknown> = {
   /** Lower-case letters, digits, `.`, `_` and `-`; unique per destination. */
   readonly name: string;
   /** Changes whenever the contract, the call or its meaning changes; recorded on every attempt. */
@@ -82,7 +86,7 @@ export type AdapterOptions<Payload> = {
    * applied, and `UnknownOutcome` (or anything else) when you cannot tell: recovery then decides
    * from the contract.
    */
-  invoke(call: AdapterCall<Payload>): Promise<AdapterAnswer>;
+  invoke(call: AdapterCall<Payload>): Promise<AdapterAnswer<Result>>;
   /** Asks the destination about a request identity; required exactly when `contract.statusQuery` is true. */
   query?(query: AdapterStatusQuery): Promise<AdapterStatusAnswer>;
   /**
@@ -93,26 +97,29 @@ export type AdapterOptions<Payload> = {
 };
 
 /** An adapter as the worker runs it and as it is registered. Made by {@link defineAdapter}. */
-export type AdapterDefinition<Payload = unknown> = {
+export type AdapterDefinition<Payload = unknown, Result = unknown> = {
   readonly name: string;
   readonly version: string;
   readonly contract: AdapterContract;
   readonly epochAdminUrl: string | null;
   /** Makes one call to the destination (the options' `invoke`, bound to them). */
-  readonly invoke: (call: AdapterCall<Payload>) => Promise<AdapterAnswer>;
+  readonly invoke: (call: AdapterCall<Payload>) => Promise<AdapterAnswer<Result>>;
   /** Asks the destination what happened to a request identity; null when it answers no status queries. */
   readonly query: ((query: AdapterStatusQuery) => Promise<AdapterStatusAnswer>) | null;
 };
 
 const NAME = /^[a-z0-9][a-z0-9._-]{0,99}$/;
+/** The built-in adapters of wait steps (`fenceline.timer`, `fenceline.event`) are named under it. */
+export const BUILT_IN_PREFIX = "fenceline.";
 const VERSION = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;
 
 /** The problems of an adapter's options, or none. */
-function problemsOf<Payload>(options: AdapterOptions<Payload>): string[] {
+function problemsOf<Payload, Result>(options: AdapterOptions<Payload, Result>): string[] {
   const problems: string[] = [];
   const { contract } = options;
   if (!NAME.test(options.name)) problems.push(`name must be 1–100 lower-case letters, digits, ".", "_" or "-", got ${JSON.stringify(options.name)}`);
   if (options.name === pureContract.name) problems.push(`"${pureContract.name}" is the built-in adapter of pure steps`);
+  if (options.name.startsWith(BUILT_IN_PREFIX)) problems.push(`names starting with "${BUILT_IN_PREFIX}" are the built-in adapters of wait steps`);
   if (!VERSION.test(options.version)) problems.push(`version must be 1–64 letters, digits, ".", "_", "+" or "-", got ${JSON.stringify(options.version)}`);
   if (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1) problems.push(`timeoutMs must be a positive integer, got ${options.timeoutMs}`);
   if (!Number.isInteger(options.concurrencyLimit) || options.concurrencyLimit < 1) {
@@ -142,7 +149,7 @@ function problemsOf<Payload>(options: AdapterOptions<Payload>): string[] {
  *
  * @example
  * ```ts
- * export const payments = defineAdapter<{ amountCents: number }>({
+ * export const payments = defineAdapter<{ amountCents: number }, { status: string }>({
  *   name: "payments", version: "1",
  *   contract: { idempotencyKeys: true, statusQuery: false, fenceEnforcement: false, repetition: "idempotency_protected" },
  *   timeoutMs: 5_000, concurrencyLimit: 8,
@@ -153,7 +160,7 @@ function problemsOf<Payload>(options: AdapterOptions<Payload>): string[] {
  * });
  * ```
  */
-export function defineAdapter<Payload = unknown>(options: AdapterOptions<Payload>): AdapterDefinition<Payload> {
+export function defineAdapter<Payload = unknown, Result = unknown>(options: AdapterOptions<Payload, Result>): AdapterDefinition<Payload, Result> {
   const problems = problemsOf(options);
   if (problems.length > 0) throw new DefinitionError(`adapter ${options.name}@${options.version}`, problems);
   const { contract } = options;

@@ -14,8 +14,12 @@ export type FencingTerm = {
   readonly version: bigint;
 };
 
-/** What a step's handler (`run`) receives for one attempt. */
-export type StepContext<Input = unknown, Payload = unknown> = {
+/**
+ * What a step's handler (`run`) receives for one attempt. `Results` are the results of the steps
+ * it depends on (typed when the workflow is built with `.step()`), `Payload` what its adapter
+ * takes and `AdapterResult` what its adapter answers.
+ */
+export type StepContext<Input = unknown, Payload = unknown, Results = Readonly<Record<string, unknown>>, AdapterResult = unknown> = {
   /** The workflow kind and version this request pinned when it was created. */
   readonly kind: string;
   readonly version: number;
@@ -30,7 +34,7 @@ export type StepContext<Input = unknown, Payload = unknown> = {
    * receipts (a pure step's `done(result)`, an adapter step's observed answer). A dependency that
    * was skipped or needed no action has `null`.
    */
-  readonly results: Readonly<Record<string, unknown>>;
+  readonly results: Results;
   /**
    * `execute` on a first try; `retry_same_identity` when an earlier try persisted the request
    * identity; `status_query` when recovery asked to learn what happened (then `invoke` asks the
@@ -52,10 +56,16 @@ export type StepContext<Input = unknown, Payload = unknown> = {
    * the destination has no trace of the request, the attempt ends and recovery retries with
    * the same identity. Pure steps have no adapter to invoke.
    */
-  invoke(payload: Payload): Promise<ObservedResponse>;
+  invoke(payload: Payload): Promise<ObservedResponse<AdapterResult>>;
   /**
    * Gives the step back and asks to run it again after `delayMs`, without holding a lease
    * meanwhile (a rate limit, a resource not ready yet). Not charged to the attempt budget.
    */
   wait(delayMs: number, reason: string): Promise<never>;
 };
+
+/**
+ * What a wait step's functions receive (a timer's `until`, an event wait's `key`): the request's
+ * input and the results of the steps it depends on, but no way to act, since a wait calls nothing.
+ */
+export type WaitContext<Input = unknown, Results = Readonly<Record<string, unknown>>> = Omit<StepContext<Input, never, Results>, "invoke" | "wait">;

@@ -4,7 +4,7 @@
  * them in PostgreSQL, creates requests from them and decides recovery by their contracts; the
  * functions stay in the worker.
  */
-import { cycleThrough, isAdapterChoice, type Milestone, type WorkflowDefinition, workflowKey } from "./workflow";
+import { cycleThrough, isAdapterChoice, type Milestone, type WaitDefinition, type WorkflowDefinition, workflowKey } from "./workflow";
 import type { AdapterDefinition } from "./adapter";
 import type { RepetitionPolicy } from "@/lib/adapters/contract";
 import { DefinitionError } from "./errors";
@@ -29,9 +29,11 @@ export type RegisteredStep = {
   readonly class: string;
   readonly attemptBudget: number;
   readonly dependsOn: readonly string[];
-  /** Null for a pure step. */
+  /** Null for a pure step or a wait step. */
   readonly adapter: RegisteredStepAdapter | null;
   readonly milestone: Milestone;
+  /** Present only on a wait step: its room and what the server keeps of it (an event's name and payload schema). */
+  readonly wait?: WaitDefinition["registered"];
 };
 
 export type RegisteredWorkflow = {
@@ -81,6 +83,8 @@ export function registeredWorkflow(workflow: WorkflowDefinition): RegisteredWork
             ? { field: step.adapter.field, options: Object.fromEntries(Object.entries(step.adapter.options).map(([key, adapter]) => [key, refOf(adapter)])) }
             : refOf(step.adapter),
       milestone: step.milestone,
+      // Only wait steps carry the key, so a step registered before waits existed keeps its shape.
+      ...(step.wait ? { wait: step.wait.registered } : {}),
     })),
   };
 }
@@ -98,6 +102,7 @@ export function registrationOf(workflows: readonly WorkflowDefinition[]): Regist
     const key = workflowKey(workflow);
     if (seen.has(key)) problems.push(`workflow ${key} is given twice`);
     seen.add(key);
+    if (workflow.steps.length === 0) problems.push(`workflow ${key} has no steps: add one with .step(), .timer() or .event()`);
     for (const step of workflow.steps) {
       const used = step.adapter === null ? [] : isAdapterChoice(step.adapter) ? Object.values(step.adapter.options) : [step.adapter];
       for (const adapter of used) {
@@ -204,6 +209,7 @@ export function problemsOfRegistration(registration: Registration): string[] {
       for (const dependency of step.dependsOn) {
         if (!names.has(dependency)) problems.push(`workflow ${key}: step ${step.name} depends on unknown step "${dependency}"`);
       }
+      if (step.wait && step.adapter !== null) problems.push(`workflow ${key}: step ${step.name} waits (${step.wait.room}), so it has no adapter of its own`);
       const refs = step.adapter === null ? [] : "field" in step.adapter ? Object.values(step.adapter.options) : [step.adapter];
       for (const ref of refs) {
         if (!adapters.has(`${ref.name}@${ref.version}`)) problems.push(`workflow ${key}: step ${step.name} uses adapter ${ref.name}@${ref.version}, which is not registered with it`);

@@ -1,19 +1,31 @@
 /**
  * Workflows: a kind of request, at a version, with a typed input and its steps as a DAG. Each
  * step names its step class (its lease policy), its attempt budget, the steps it waits for, the
- * words its end users see, and either an adapter (a step with one external effect) or nothing
- * (a pure step: computation, safe to run again).
+ * words its end users see, and what it does: call an adapter (one external effect), compute (a
+ * pure step, safe to run again), or wait (a timer, an event) without holding anything.
+ *
+ * Two ways to write the steps, the same definition either way:
+ *  - chained, `defineWorkflow({ kind, version, input }).step(…).timer(…).event(…)`: each step's
+ *    result type reaches the steps that depend on it (`ctx.results.price.totalCents`), and a step
+ *    can read only what it depends on;
+ *  - a `steps` object in `defineWorkflow({ …, steps: { … } })`: compact, with results read as
+ *    `unknown`.
  */
 import { z } from "zod";
+import { eventRegistrationOf, eventWaitRequestOf, type EventResult, type EventTimeoutPolicy, type EventWaitOptions } from "@/lib/events/definition";
+import { timerProblems, timerRequestOf, type TimerOptions, type TimerResult } from "@/lib/timers/definition";
+import type { WaitRequest } from "@/lib/engine/types";
 import type { AdapterDefinition } from "./adapter";
-import type { StepContext } from "./context";
+import type { StepContext, WaitContext } from "./context";
 import { DefinitionError } from "./errors";
-import { effect, type StepOutcome } from "./outcome";
+import { effect, type EffectOutcome, type ResultOf, type StepOutcome } from "./outcome";
 import { engineWordsIn } from "./words";
 
 /**
  * What the end user sees of a step, in their words: before it runs ("Payment"), while it runs
  * ("Taking payment") and after ("Payment taken"), and who it waits on ("the payment provider").
+ * A timer's words may name its time as `{until}`: "We'll remind you on {until}" reads "We'll
+ * remind you on 3 December at 09:00" (in the time zone the timer was given, UTC otherwise).
  */
 export type Milestone = {
   readonly upcoming: string;
@@ -24,32 +36,61 @@ export type Milestone = {
 };
 
 /** One of several adapters, chosen per request by a field of its input. Made by {@link chooseAdapter}. */
-export type AdapterChoice<Payload = unknown> = {
+export type AdapterChoice<Payload = unknown, Result = unknown> = {
   readonly field: string;
-  readonly options: Readonly<Record<string, AdapterDefinition<Payload>>>;
+  readonly options: Readonly<Record<string, AdapterDefinition<Payload, Result>>>;
 };
 
-/** One step of a workflow, as written in `defineWorkflow({ steps })`. */
-export type StepOptions<Input, Payload> = {
-  /** The step's destination; absent for a pure step. */
-  readonly adapter?: AdapterDefinition<Payload> | AdapterChoice<Payload>;
-  /** The step class, i.e. the lease policy. Defaults to `pure` for pure steps and `external` otherwise. */
+/** What every step takes, whatever it does: its lease policy, its dependencies, its budget and its words. */
+export type StepBasics<Deps extends string = string> = {
+  /** The step class, i.e. the lease policy. Defaults to `pure` for pure and wait steps and `external` otherwise. */
   readonly class?: string;
   /** Steps that must have their receipts before this one runs. */
-  readonly dependsOn?: readonly string[];
+  readonly dependsOn?: readonly Deps[];
   /** Attempts before the step gives up (or, when its outcome is unknown, goes to review). Default 5. */
   readonly attemptBudget?: number;
   readonly milestone: Milestone;
-  /**
-   * The handler. It must end with an explicit outcome (`effect`, `done`, `noActionNeeded`,
-   * `skip`). Required for pure steps; for an adapter step it defaults to
-   * `effect(await ctx.invoke(ctx.input))`.
-   */
-  readonly run?: (ctx: StepContext<Input, Payload>) => Promise<StepOutcome>;
 };
 
-/** What {@link defineWorkflow} takes: the kind, its version, its input schema and its steps. */
-export type WorkflowOptions<Kind extends string, Schema extends z.ZodType, Payloads extends Record<string, unknown>> = {
+/** One step of a workflow, as written in `defineWorkflow({ steps })`: an adapter or pure step, a timer, or an event wait. */
+export type StepOptions<Input, Payload> = StepBasics &
+  (
+    | {
+        /** The step's destination; absent for a pure step. */
+        readonly adapter?: AdapterDefinition<Payload> | AdapterChoice<Payload>;
+        /**
+         * The handler. It must end with an explicit outcome (`effect`, `done`, `noActionNeeded`,
+         * `skip`). Required for pure steps; for an adapter step it defaults to
+         * `effect(await ctx.invoke(ctx.input))`.
+         */
+        readonly run?: (ctx: StepContext<Input, Payload>) => Promise<StepOutcome>;
+        readonly timer?: never;
+        readonly event?: never;
+      }
+    | {
+        /** The step waits, holding nothing, until a time on the database clock. */
+        readonly timer: TimerOptions<WaitContext<Input>>;
+        readonly adapter?: never;
+        readonly run?: never;
+        readonly event?: never;
+      }
+    | {
+        /** The step waits, holding nothing, for a named event with its correlation key. */
+        readonly event: EventWaitOptions<WaitContext<Input>, unknown>;
+        readonly adapter?: never;
+        readonly run?: never;
+        readonly timer?: never;
+      }
+  );
+
+/** What {@link defineWorkflow} takes: the kind, its version, its input schema, and (in the compact form) its steps. */
+export type WorkflowOptions<Kind extends string, Schema extends z.ZodType, Payloads extends Record<string, unknown>> = WorkflowHeader<Kind, Schema> & {
+  /** The steps in order; the order is the milestones' order. */
+  readonly steps: { readonly [Name in keyof Payloads]: StepOptions<z.output<Schema>, Payloads[Name]> };
+};
+
+/** A workflow's kind, version, input, title and deadline: {@link defineWorkflow} without `steps` starts a chain. */
+export type WorkflowHeader<Kind extends string, Schema extends z.ZodType> = {
   /** Lower-case letters, digits, `.`, `_` and `-`. */
   readonly kind: Kind;
   /** A positive integer. A change of steps, input or words needs a new version. */
@@ -60,9 +101,17 @@ export type WorkflowOptions<Kind extends string, Schema extends z.ZodType, Paylo
   readonly title?: string;
   /** How long a request stays useful, in milliseconds; none by default. */
   readonly deadlineMs?: number;
-  /** The steps in order; the order is the milestones' order. */
-  readonly steps: { readonly [Name in keyof Payloads]: StepOptions<z.output<Schema>, Payloads[Name]> };
 };
+
+/** A wait step's room as the definition declares it: what the server keeps, and how an attempt works out its request. */
+export type WaitDefinition = {
+  readonly room: "timer" | "event";
+  /** The static part kept with the step's registration (an event's name and payload schema). */
+  readonly registered: Readonly<{ room: string } & Record<string, unknown>>;
+};
+
+/** What a wait step's handler concludes with: park, asking its room for this. Only the engine's own handlers return it. */
+export type WaitOutcome = { readonly kind: "wait"; readonly wait: WaitRequest };
 
 /** A step as {@link defineWorkflow} made it, with its defaults filled in. */
 export type StepDefinition = {
@@ -72,17 +121,22 @@ export type StepDefinition = {
   readonly dependsOn: readonly string[];
   readonly attemptBudget: number;
   readonly milestone: Milestone;
-  /** Null for a pure step. */
+  /** Null for a pure step or a wait step. */
   readonly adapter: AdapterDefinition | AdapterChoice | null;
-  /** The step's handler: the options' `run`, or for an adapter step `effect(await ctx.invoke(ctx.input))`. */
-  readonly run: (ctx: StepContext<unknown, unknown>) => Promise<StepOutcome>;
+  /** Null unless the step waits (a timer, an event). */
+  readonly wait: WaitDefinition | null;
+  /** The handler; a wait step's works out what to wait for and concludes with a {@link WaitOutcome}. */
+  readonly run: (ctx: StepContext<unknown, unknown>) => Promise<StepOutcome | WaitOutcome>;
 };
 
 /** Marks what defineWorkflow made, across copies of the package (a registered symbol). */
 const WORKFLOW = Symbol.for("fenceline.workflow");
 
-/** A workflow as workers run it and register it. Made by {@link defineWorkflow}. */
-export type WorkflowDefinition<Kind extends string = string, Input = unknown, Parsed = unknown> = {
+/**
+ * A workflow as workers run it and register it. Made by {@link defineWorkflow}. `Results` are
+ * its steps' results by name, as their dependants read them (typed in the chained form).
+ */
+export type WorkflowDefinition<Kind extends string = string, Input = unknown, Parsed = unknown, Results = Readonly<Record<string, unknown>>> = {
   readonly kind: Kind;
   readonly version: number;
   readonly input: z.ZodType<Parsed, Input>;
@@ -91,10 +145,55 @@ export type WorkflowDefinition<Kind extends string = string, Input = unknown, Pa
   readonly title: string | null;
   readonly deadlineMs: number | null;
   readonly steps: readonly StepDefinition[];
+  /** Only a type: the steps' results by name. Never set. */
+  readonly results?: Results;
 };
 
 /** The input a request of workflow `W` takes (before defaults), for typed clients: `WorkflowInput<typeof checkout>`. */
-export type WorkflowInput<W> = W extends WorkflowDefinition<string, infer Input, unknown> ? Input : never;
+export type WorkflowInput<W> = W extends WorkflowDefinition<string, infer Input, unknown, unknown> ? Input : never;
+
+/** The results of workflow `W`'s steps by name, as the steps that depend on them read them. */
+export type WorkflowResults<W> = W extends WorkflowDefinition<string, unknown, unknown, infer Results> ? Results : never;
+
+/** The results a step that depends on `Deps` reads: those steps', and no others. */
+type ResultsOf<Results, Deps extends keyof Results> = { readonly [Name in Deps]: Results[Name] };
+
+/** A new step's name: not one the workflow already has. */
+type NewName<Name extends string, Results> = Name extends keyof Results ? `a step named "${Name}" already exists` : Name;
+
+/**
+ * A workflow being built a step at a time; it is already a {@link WorkflowDefinition} (of the
+ * steps so far) that workers can run. Each method returns a new definition with one more step.
+ */
+export type WorkflowBuilder<Kind extends string, Input, Parsed, Results> = WorkflowDefinition<Kind, Input, Parsed, Results> & {
+  /**
+   * An adapter step (one external effect) or a pure step (computation). Its result, what `run`
+   * concludes with through `done`/`effect`, is typed for the steps that depend on it.
+   */
+  step<
+    const Name extends string,
+    const Deps extends keyof Results & string = never,
+    Payload = never,
+    AdapterResult = unknown,
+    Outcome extends StepOutcome<unknown> = EffectOutcome<AdapterResult>,
+  >(
+    name: NewName<Name, Results>,
+    options: StepBasics<Deps> & {
+      readonly adapter?: AdapterDefinition<Payload, AdapterResult> | AdapterChoice<Payload, AdapterResult>;
+      readonly run?: (ctx: StepContext<Parsed, Payload, ResultsOf<Results, Deps>, AdapterResult>) => Promise<Outcome>;
+    },
+  ): WorkflowBuilder<Kind, Input, Parsed, Results & { readonly [N in Name]: ResultOf<Outcome> }>;
+  /** A timer step: waits, holding nothing, until a time on the database clock; its result is `{ dueAt, firedAt }`. */
+  timer<const Name extends string, const Deps extends keyof Results & string = never>(
+    name: NewName<Name, Results>,
+    options: StepBasics<Deps> & TimerOptions<WaitContext<Parsed, ResultsOf<Results, Deps>>>,
+  ): WorkflowBuilder<Kind, Input, Parsed, Results & { readonly [N in Name]: TimerResult }>;
+  /** An event wait: waits, holding nothing, for a named event with its correlation key; its result is the event. */
+  event<const Name extends string, const Deps extends keyof Results & string = never, Payload = unknown, const Policy extends EventTimeoutPolicy = "fail">(
+    name: NewName<Name, Results>,
+    options: StepBasics<Deps> & EventWaitOptions<WaitContext<Parsed, ResultsOf<Results, Deps>>, Payload> & { readonly onTimeout?: Policy },
+  ): WorkflowBuilder<Kind, Input, Parsed, Results & { readonly [N in Name]: EventResult<Payload, Policy> }>;
+};
 
 export const MAX_STEPS = 64;
 const MAX_ATTEMPT_BUDGET = 1_000;
@@ -108,11 +207,14 @@ const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
  * runs the step on `email` when `input.deliverVia` is `"email"`. The input schema should make the
  * field one of the option names (a `z.enum`).
  */
-export function chooseAdapter<const Options extends Record<string, AdapterDefinition<never>>>(
+export function chooseAdapter<const Options extends Record<string, AdapterDefinition<never, unknown>>>(
   field: string,
   options: Options,
-): AdapterChoice<Options[keyof Options] extends AdapterDefinition<infer Payload> ? Payload : never> {
-  return Object.freeze({ field, options: Object.freeze({ ...options }) }) as unknown as AdapterChoice<Options[keyof Options] extends AdapterDefinition<infer Payload> ? Payload : never>;
+): AdapterChoice<
+  Options[keyof Options] extends AdapterDefinition<infer Payload, unknown> ? Payload : never,
+  Options[keyof Options] extends AdapterDefinition<never, infer Result> ? Result : never
+> {
+  return Object.freeze({ field, options: Object.freeze({ ...options }) }) as never;
 }
 
 export const isAdapterChoice = (adapter: AdapterDefinition | AdapterChoice): adapter is AdapterChoice => "field" in adapter && "options" in adapter;
@@ -164,31 +266,10 @@ export function cycleThrough(steps: readonly { name: string; dependsOn: readonly
 
 const defaultRun = async (ctx: StepContext<unknown, unknown>): Promise<StepOutcome> => effect(await ctx.invoke(ctx.input));
 
-/**
- * Defines a workflow. Throws a {@link DefinitionError} naming every problem: an unknown or
- * cyclic dependency, a pure step without a handler, milestone words that would show engine
- * vocabulary to end users, an input schema that JSON Schema cannot express.
- *
- * @example
- * ```ts
- * export const checkout = defineWorkflow({
- *   kind: "checkout", version: 1,
- *   input: z.object({ orderId: z.string(), amountCents: z.number().int().positive() }),
- *   title: "Order {orderId}",
- *   steps: {
- *     price: { milestone: { upcoming: "Order received", current: "Checking your order", done: "Order checked" },
- *              run: async (ctx) => done({ total: ctx.input.amountCents }) },
- *     charge: { adapter: payments, dependsOn: ["price"],
- *               milestone: { upcoming: "Payment", current: "Taking payment", done: "Payment taken", service: "the payment provider" },
- *               run: async (ctx) => effect(await ctx.invoke({ amountCents: ctx.input.amountCents })) },
- *   },
- * });
- * ```
- */
-export function defineWorkflow<const Kind extends string, Schema extends z.ZodType, Payloads extends Record<string, unknown>>(
-  options: WorkflowOptions<Kind, Schema, Payloads>,
-): WorkflowDefinition<Kind, z.input<Schema>, z.output<Schema>> {
-  const problems: string[] = [];
+type Header = { readonly kind: string; readonly version: number; readonly input: z.ZodType; readonly inputSchema: Record<string, unknown>; readonly title: string | null; readonly deadlineMs: number | null };
+
+/** Checks the kind, version, input, title and deadline; the input's JSON Schema when they are sound. */
+function headerOf(options: WorkflowHeader<string, z.ZodType>, problems: string[]): Header {
   if (typeof options.kind !== "string" || !KIND.test(options.kind)) {
     problems.push(`kind must be 1–100 lower-case letters, digits, ".", "_" or "-", got ${JSON.stringify(options.kind)}`);
   }
@@ -197,8 +278,7 @@ export function defineWorkflow<const Kind extends string, Schema extends z.ZodTy
   }
   if (!(options.input instanceof z.ZodType)) problems.push("input must be a zod schema");
   const inputSchema = options.input instanceof z.ZodType ? inputSchemaOf(options.input, problems) : {};
-  const fields = new Set(Object.keys((inputSchema.properties as Record<string, unknown> | undefined) ?? {}));
-
+  const fields = fieldsOf(inputSchema);
   if (options.title !== undefined) {
     problems.push(...wordProblems("title", options.title, true));
     for (const [, field] of (options.title ?? "").matchAll(PLACEHOLDER)) {
@@ -208,61 +288,158 @@ export function defineWorkflow<const Kind extends string, Schema extends z.ZodTy
   if (options.deadlineMs !== undefined && (!Number.isInteger(options.deadlineMs) || options.deadlineMs < 1)) {
     problems.push(`deadlineMs must be a positive integer, got ${options.deadlineMs}`);
   }
+  return { kind: options.kind, version: options.version, input: options.input, inputSchema, title: options.title ?? null, deadlineMs: options.deadlineMs ?? null };
+}
 
-  const entries = Object.entries(options.steps ?? {}) as [string, StepOptions<unknown, unknown>][];
+const fieldsOf = (inputSchema: Record<string, unknown>): Set<string> => new Set(Object.keys((inputSchema.properties as Record<string, unknown> | undefined) ?? {}));
+
+/** Makes one step, checking it against the steps before it (the compact form checks names and order once all are known). */
+function stepOf(name: string, step: StepOptions<unknown, unknown>, position: number, known: ReadonlySet<string>, fields: ReadonlySet<string>, problems: string[]): StepDefinition {
+  const where = `step ${name}`;
+  if (!STEP_NAME.test(name)) problems.push(`${where}: a step name is a letter then up to 62 letters, digits, "_" or "-"`);
+  const dependsOn = [...(step.dependsOn ?? [])];
+  for (const dependency of dependsOn) if (!known.has(dependency)) problems.push(`${where} depends on unknown step "${dependency}"`);
+  const attemptBudget = step.attemptBudget ?? 5;
+  if (!Number.isInteger(attemptBudget) || attemptBudget < 1 || attemptBudget > MAX_ATTEMPT_BUDGET) {
+    problems.push(`${where}: attemptBudget must be an integer from 1 to ${MAX_ATTEMPT_BUDGET}, got ${attemptBudget}`);
+  }
+  const milestone = step.milestone ?? ({} as Milestone);
+  problems.push(
+    ...wordProblems(`${where}: milestone.upcoming`, milestone.upcoming, true),
+    ...wordProblems(`${where}: milestone.current`, milestone.current, true),
+    ...wordProblems(`${where}: milestone.done`, milestone.done, true),
+    ...wordProblems(`${where}: milestone.service`, milestone.service, false),
+  );
+  const kinds = (["adapter", "timer", "event"] as const).filter((key) => step[key] !== undefined);
+  if (kinds.length > 1) problems.push(`${where}: a step is one of an adapter step, a timer or an event wait, not ${kinds.join(" and ")}`);
+  const { wait, run } = waitOf(where, step, problems);
+  if (wait?.room !== "timer" && Object.values(milestone).some((words) => typeof words === "string" && words.includes("{until}"))) {
+    problems.push(`${where}: only a timer's milestone words can name its time with {until}`);
+  }
+  const adapter = wait ? null : (step.adapter ?? null);
+  if (adapter !== null && isAdapterChoice(adapter)) {
+    if (!fields.has(adapter.field)) problems.push(`${where}: chooseAdapter reads input.${adapter.field}, which is not a field of the input`);
+    if (Object.keys(adapter.options).length === 0) problems.push(`${where}: chooseAdapter needs at least one adapter`);
+  }
+  if (!wait) {
+    if (adapter === null && typeof step.run !== "function") problems.push(`${where}: a pure step (no adapter) needs a run function`);
+    if (step.run !== undefined && typeof step.run !== "function") problems.push(`${where}: run must be a function`);
+  }
+  const stepClass = step.class ?? (adapter === null ? "pure" : "external");
+  if (typeof stepClass !== "string" || stepClass.length === 0 || stepClass.length > 100) problems.push(`${where}: class must be a step class name`);
+  return Object.freeze({
+    name,
+    position,
+    class: stepClass,
+    dependsOn: Object.freeze(dependsOn),
+    attemptBudget,
+    milestone: Object.freeze({ ...milestone }),
+    adapter,
+    wait,
+    run: run ?? ((step.run ?? defaultRun) as StepDefinition["run"]),
+  });
+}
+
+/** A timer's or an event wait's definition and its handler, which works out the request and parks; nothing for other steps. */
+function waitOf(where: string, step: StepOptions<unknown, unknown>, problems: string[]): { wait: WaitDefinition | null; run: StepDefinition["run"] | null } {
+  if (step.timer !== undefined) {
+    const timer = step.timer;
+    problems.push(...timerProblems(where, timer));
+    return {
+      wait: { room: "timer", registered: Object.freeze({ room: "timer" }) },
+      run: async (ctx) => ({ kind: "wait", wait: { room: "timer", request: await timerRequestOf(timer, ctx) } }),
+    };
+  }
+  if (step.event !== undefined) {
+    const event = step.event;
+    const { problems: found, registration } = eventRegistrationOf(where, event as EventWaitOptions<never, unknown>);
+    problems.push(...found);
+    return {
+      wait: { room: "event", registered: Object.freeze({ ...(registration ?? { room: "event" }) }) },
+      run: async (ctx) => ({ kind: "wait", wait: { room: "event", request: await eventWaitRequestOf(event, ctx) } }),
+    };
+  }
+  return { wait: null, run: null };
+}
+
+function definitionOf(header: Header, steps: readonly StepDefinition[]): WorkflowDefinition {
+  return { [WORKFLOW]: true, ...header, steps: Object.freeze([...steps]) } as WorkflowDefinition;
+}
+
+/** The chained form: a definition of the steps so far, with a method per kind of step that returns the next. */
+function builderOf(header: Header, steps: readonly StepDefinition[]): WorkflowBuilder<string, unknown, unknown, Record<string, unknown>> {
+  const add = (name: string, options: StepOptions<unknown, unknown>) => {
+    const problems: string[] = [];
+    if (steps.length >= MAX_STEPS) problems.push(`a workflow has at most ${MAX_STEPS} steps`);
+    if (steps.some((existing) => existing.name === name)) problems.push(`a step named "${name}" already exists`);
+    const known = new Set(steps.map((existing) => existing.name));
+    const step = stepOf(name, options, steps.length, known, fieldsOf(header.inputSchema), problems);
+    if (problems.length > 0) throw new DefinitionError(`workflow ${header.kind}@${header.version}`, problems);
+    return builderOf(header, [...steps, step]);
+  };
+  return Object.freeze({
+    ...definitionOf(header, steps),
+    step: (name: string, options: StepOptions<unknown, unknown>) => add(name, options),
+    timer: (name: string, options: StepBasics & TimerOptions) => {
+      const { dependsOn, milestone, class: stepClass, attemptBudget, ...timer } = options;
+      return add(name, { dependsOn, milestone, class: stepClass, attemptBudget, timer: timer as TimerOptions<WaitContext> });
+    },
+    event: (name: string, options: StepBasics & EventWaitOptions) => {
+      const { dependsOn, milestone, class: stepClass, attemptBudget, ...event } = options;
+      return add(name, { dependsOn, milestone, class: stepClass, attemptBudget, event });
+    },
+  }) as never;
+}
+
+/**
+ * Defines a workflow. With `steps`, the whole workflow at once (results read as `unknown`);
+ * without, a chain to which `.step()`, `.timer()` and `.event()` add steps with typed results.
+ * Throws a {@link DefinitionError} naming every problem: an unknown or cyclic dependency, a pure
+ * step without a handler, milestone words that would show engine vocabulary to end users, an
+ * input schema that JSON Schema cannot express, a timer or event wait that cannot work.
+ *
+ * @example
+ * ```ts
+ * export const checkout = defineWorkflow({
+ *   kind: "checkout", version: 1,
+ *   input: z.object({ orderId: z.string(), amountCents: z.number().int().positive() }),
+ *   title: "Order {orderId}",
+ * })
+ *   .step("price", {
+ *     milestone: { upcoming: "Order received", current: "Checking your order", done: "Order checked" },
+ *     run: async (ctx) => done({ totalCents: ctx.input.amountCents }),
+ *   })
+ *   .step("charge", {
+ *     adapter: payments, dependsOn: ["price"],
+ *     milestone: { upcoming: "Payment", current: "Taking payment", done: "Payment taken", service: "the payment provider" },
+ *     run: async (ctx) => effect(await ctx.invoke({ amountCents: ctx.results.price.totalCents })),
+ *   })
+ *   .event("shipped", {
+ *     name: "warehouse.shipped", key: (ctx) => ctx.input.orderId, timeoutMs: 2 * 86_400_000, dependsOn: ["charge"],
+ *     milestone: { upcoming: "Shipping", current: "Waiting for the warehouse to ship", done: "Shipped" },
+ *   });
+ * ```
+ */
+export function defineWorkflow<const Kind extends string, Schema extends z.ZodType, Payloads extends Record<string, unknown> = never>(
+  options: WorkflowHeader<Kind, Schema> & { readonly steps?: { readonly [Name in keyof Payloads]: StepOptions<z.output<Schema>, Payloads[Name]> } },
+): [Payloads] extends [never] ? WorkflowBuilder<Kind, z.input<Schema>, z.output<Schema>, {}> : WorkflowDefinition<Kind, z.input<Schema>, z.output<Schema>>;
+export function defineWorkflow(options: WorkflowHeader<string, z.ZodType> & { readonly steps?: Record<string, StepOptions<unknown, unknown>> }): WorkflowDefinition {
+  const problems: string[] = [];
+  const header = headerOf(options, problems);
+  if (options.steps === undefined) {
+    if (problems.length > 0) throw new DefinitionError(`workflow ${options.kind}@${options.version}`, problems);
+    return builderOf(header, []);
+  }
+  const entries = Object.entries(options.steps ?? {});
   if (entries.length === 0) problems.push("a workflow needs at least one step");
   if (entries.length > MAX_STEPS) problems.push(`a workflow has at most ${MAX_STEPS} steps, got ${entries.length}`);
   const names = new Set(entries.map(([name]) => name));
-  const steps: StepDefinition[] = entries.map(([name, step], position) => {
-    const where = `step ${name}`;
-    if (!STEP_NAME.test(name)) problems.push(`${where}: a step name is a letter then up to 62 letters, digits, "_" or "-"`);
-    const dependsOn = [...(step.dependsOn ?? [])];
-    for (const dependency of dependsOn) if (!names.has(dependency)) problems.push(`${where} depends on unknown step "${dependency}"`);
-    const attemptBudget = step.attemptBudget ?? 5;
-    if (!Number.isInteger(attemptBudget) || attemptBudget < 1 || attemptBudget > MAX_ATTEMPT_BUDGET) {
-      problems.push(`${where}: attemptBudget must be an integer from 1 to ${MAX_ATTEMPT_BUDGET}, got ${attemptBudget}`);
-    }
-    const milestone = step.milestone ?? ({} as Milestone);
-    problems.push(
-      ...wordProblems(`${where}: milestone.upcoming`, milestone.upcoming, true),
-      ...wordProblems(`${where}: milestone.current`, milestone.current, true),
-      ...wordProblems(`${where}: milestone.done`, milestone.done, true),
-      ...wordProblems(`${where}: milestone.service`, milestone.service, false),
-    );
-    const adapter = step.adapter ?? null;
-    if (adapter !== null && isAdapterChoice(adapter)) {
-      if (!fields.has(adapter.field)) problems.push(`${where}: chooseAdapter reads input.${adapter.field}, which is not a field of the input`);
-      if (Object.keys(adapter.options).length === 0) problems.push(`${where}: chooseAdapter needs at least one adapter`);
-    }
-    if (adapter === null && typeof step.run !== "function") problems.push(`${where}: a pure step (no adapter) needs a run function`);
-    if (step.run !== undefined && typeof step.run !== "function") problems.push(`${where}: run must be a function`);
-    const stepClass = step.class ?? (adapter === null ? "pure" : "external");
-    if (typeof stepClass !== "string" || stepClass.length === 0 || stepClass.length > 100) problems.push(`${where}: class must be a step class name`);
-    return Object.freeze({
-      name,
-      position,
-      class: stepClass,
-      dependsOn: Object.freeze(dependsOn),
-      attemptBudget,
-      milestone: Object.freeze({ ...milestone }),
-      adapter,
-      run: (step.run ?? defaultRun) as StepDefinition["run"],
-    });
-  });
+  const fields = fieldsOf(header.inputSchema);
+  const steps = entries.map(([name, step], position) => stepOf(name, step, position, names, fields, problems));
   const cycle = problems.length === 0 ? cycleThrough(steps) : null;
   if (cycle) problems.push(`steps form a cycle through "${cycle}"`);
   if (problems.length > 0) throw new DefinitionError(`workflow ${options.kind}@${options.version}`, problems);
-
-  return Object.freeze({
-    [WORKFLOW]: true,
-    kind: options.kind,
-    version: options.version,
-    input: options.input as unknown as z.ZodType<z.output<Schema>, z.input<Schema>>,
-    inputSchema,
-    title: options.title ?? null,
-    deadlineMs: options.deadlineMs ?? null,
-    steps: Object.freeze(steps),
-  });
+  return Object.freeze(definitionOf(header, steps));
 }
 
 /** `kind@version`, the name a workflow version goes by everywhere. */

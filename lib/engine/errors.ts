@@ -142,3 +142,8 @@ export class RequestEndedError extends FencelineError {
     super(`request ${workflowId} is ${status}: only an active request can be cancelled`);
   }
 }
+
+/** A wait step asked to park with a request its room cannot take (no such room, a field out of bounds). */
+export class InvalidWaitError extends FencelineError {
+  readonly code = "invalid_wait";
+}

@@ -94,7 +94,7 @@ export type StepConclusion =
       readonly kind: "effect";
       readonly externalReference: string | null;
       readonly result: unknown;
-      readonly verification: Exclude<VerificationMethod, "manual_review" | "no_action_needed">;
+      readonly verification: Extract<VerificationMethod, "direct_response" | "idempotent_replay" | "status_query">;
     }
   | { readonly kind: "no_action_needed"; readonly reason: string }
   | { readonly kind: "skip"; readonly reason: string };
@@ -105,3 +105,16 @@ export type ReceiptResult =
   | { readonly stepId: string; readonly committed: true; readonly receiptId: string }
   | { readonly stepId: string; readonly committed: false; readonly error: AuthorityLostError };
 
+
+/** What a wait step's attempt asks for when it parks: its room's name and the room's request, as plain data. */
+export type WaitRequest = { readonly room: string; readonly request: unknown };
+
+/** What arming a wait recorded: the room's detail (a timer's due time, an event wait's one-time URL path). */
+export type ArmedWait = {
+  readonly room: string;
+  /** The step settled while arming (an event that had already arrived). */
+  readonly settled: boolean;
+  /** When the wait is next due on the database clock (a timer's time, a timeout), or null. */
+  readonly dueAt: Date | null;
+  readonly detail: Readonly<Record<string, unknown>>;
+};

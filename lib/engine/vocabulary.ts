@@ -10,7 +10,7 @@ export const WORKFLOW_STATUSES = ["active", "completed", "cancelled", "failed"] 
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 
 export const STEP_STATES = [
-  "blocked", "ready", "leased", "completed", "completed_without_effect", "superseded", "cancelled", "rejected", "failed", "indeterminate",
+  "blocked", "ready", "leased", "waiting", "completed", "completed_without_effect", "superseded", "cancelled", "rejected", "failed", "indeterminate",
 ] as const;
 export type StepState = (typeof STEP_STATES)[number];
 
@@ -26,7 +26,8 @@ export type AttemptMode = (typeof ATTEMPT_MODES)[number];
 export const CHECKPOINTS = ["created", "identity_persisted", "invocation_began", "response_observed", "receipt_committed"] as const;
 export type Checkpoint = (typeof CHECKPOINTS)[number];
 
-export const ATTEMPT_OUTCOMES = ["effect", "no_action_needed", "skip", "failed", "released", "lease_lost"] as const;
+/** `waiting`: the attempt armed a wait (a timer, an event) and the step parked without a lease. */
+export const ATTEMPT_OUTCOMES = ["effect", "no_action_needed", "skip", "waiting", "failed", "released", "lease_lost"] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
 /** What the destination told an attempt about its effect; no answer is null. */
@@ -39,7 +40,13 @@ export type LeaseEndReason = (typeof LEASE_END_REASONS)[number];
 export const LEASE_EVENT_KINDS = ["acquired", "renewed", "renewal_refused", "expiry_observed", "released", "revoked"] as const;
 export type LeaseEventKind = (typeof LEASE_EVENT_KINDS)[number];
 
-export const VERIFICATION_METHODS = ["direct_response", "idempotent_replay", "status_query", "manual_review", "no_action_needed"] as const;
+/**
+ * How a receipt's conclusion was verified. `database_clock`: a timer fired, or a wait timed out,
+ * at a time the database clock decided; `event_received`: an accepted event record settled a wait.
+ */
+export const VERIFICATION_METHODS = [
+  "direct_response", "idempotent_replay", "status_query", "manual_review", "no_action_needed", "database_clock", "event_received",
+] as const;
 export type VerificationMethod = (typeof VERIFICATION_METHODS)[number];
 
 /** Why a fenced write was refused (a fencing rejection). */

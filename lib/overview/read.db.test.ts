@@ -101,11 +101,11 @@ test("the figures of a system in motion, each linking to the list of exactly wha
   const overview = await readOverview(db.pool);
   const byHeadline = Object.fromEntries(overview.inFlight.map((figure) => [figure.headline, figure]));
   // `old` has done nothing yet: it is preparing too.
-  expect(Object.fromEntries(overview.inFlight.map((figure) => [figure.headline, figure.count]))).toEqual({ preparing: 2, waiting: 1, recovering: 1, needs_review: 1 });
+  expect(Object.fromEntries(overview.inFlight.map((figure) => [figure.headline, figure.count]))).toEqual({ preparing: 2, scheduled: 0, waiting: 1, recovering: 1, needs_review: 1 });
   expect(overview.inFlightTotal.count).toBe(5);
 
   // The SQL's headline is the one each customer sees, and each figure's link lists exactly those requests.
-  const expected = { preparing: [preparing, old], waiting: [waiting], recovering: [recovering], needs_review: [review.workflowId] };
+  const expected = { preparing: [preparing, old], scheduled: [], waiting: [waiting], recovering: [recovering], needs_review: [review.workflowId] };
   for (const headline of IN_FLIGHT_HEADLINES) {
     for (const id of expected[headline]) expect((await trackingViewByWorkflowId(db.pool, id))!.headline.state).toBe(headline);
     const listed = await listRequests(db.pool, listRequestsQuery.parse(paramsOf(byHeadline[headline]!.href)));

@@ -30,6 +30,7 @@ const step = (name: string, position: number, state: StepState, extra: Partial<S
   interrupted: false,
   underReview: false,
   longerThanUsual: false,
+  wait: null,
   updatedAt: later(position),
   completedAt: state === "completed" || state === "completed_without_effect" ? later(position + 1) : null,
   ...extra,
@@ -113,6 +114,51 @@ describe("SPEC's projection table, row by row", () => {
     );
     expect(abandoned.reason).toBe("The recipient's address no longer accepts messages.");
     expect(abandoned.terminal).toBe(true);
+  });
+});
+
+describe("steps that wait, in the workflow's own words", () => {
+  const WORDS = {
+    confirmed: { upcoming: "Warehouse confirmation", current: "Waiting for the warehouse to confirm", done: "The warehouse confirmed" },
+    reminder: { upcoming: "Reminder", current: "We'll remind you on {until}", done: "Reminder sent" },
+  };
+  const order = (states: [StepState, StepState, StepState], waits: Partial<Record<number, StepSnapshot["wait"]>> = {}): ProjectionSnapshot => ({
+    ...delivery("active", ["completed", "completed", "blocked", "blocked"]),
+    steps: [
+      step("reserve", 0, states[0]),
+      { ...step("confirmed", 1, states[1]), milestone: WORDS.confirmed, externalEffect: false, wait: waits[1] ?? null },
+      { ...step("reminder", 2, states[2]), milestone: WORDS.reminder, externalEffect: false, wait: waits[2] ?? null },
+    ],
+  });
+
+  test("an event wait reads as waiting, in its own words", () => {
+    const view = projectForEndUser(order(["completed", "waiting", "blocked"], { 1: { room: "event" } }));
+    expect(view.headline.label).toBe("Waiting on an external service");
+    expect(view.happening).toBe("Waiting for the warehouse to confirm.");
+    expect(view.milestones.map((m) => [m.label, m.status])).toEqual([
+      ["Reserved", "done"],
+      ["Waiting for the warehouse to confirm", "current"],
+      ["Reminder", "upcoming"],
+    ]);
+  });
+
+  test("a timer with nothing else to do reads as Scheduled, with its time in the zone it was meant in", () => {
+    const dueAt = new Date("2026-12-03T08:00:00Z");
+    const paris = projectForEndUser(order(["completed", "completed", "waiting"], { 2: { room: "timer", dueAt, timeZone: "Europe/Paris" } }));
+    expect(paris.headline).toEqual({ state: "scheduled", label: "Scheduled", tone: "neutral" });
+    expect(paris.happening).toBe("We'll remind you on 3 December at 09:00.");
+    expect(paris.next).toBe("It goes on by itself on 3 December at 09:00. Nothing is needed from you.");
+    expect(paris.milestones[2]).toMatchObject({ label: "We'll remind you on 3 December at 09:00", status: "current" });
+    const utc = projectForEndUser(order(["completed", "completed", "waiting"], { 2: { room: "timer", dueAt, timeZone: null } }));
+    expect(utc.happening).toBe("We'll remind you on 3 December at 08:00 UTC.");
+    // Once fired, its words are its own again; `{until}` never shows.
+    const done = projectForEndUser({ ...order(["completed", "completed", "completed"]), status: "completed" });
+    expect(done.milestones.map((m) => m.label)).toEqual(["Reserved", "The warehouse confirmed", "Reminder sent"]);
+    expect(projectForEndUser(order(["completed", "completed", "blocked"])).milestones[2]!.label).toBe("Reminder");
+  });
+
+  test("a timer beside a step that still runs leaves the headline to that step", () => {
+    expect(headlineOf(order(["leased", "completed", "waiting"], { 2: { room: "timer", dueAt: later(60), timeZone: null } }))).toBe("waiting");
   });
 });
 

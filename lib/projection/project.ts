@@ -9,8 +9,14 @@
  *   cancelled       the workflow was cancelled
  *   not completed   the workflow failed (budget, deadline, or support stopped it)
  *   recovering      a step is running again after an earlier try was interrupted
- *   waiting         an external service has been called (or is waiting to be called again)
+ *   waiting         an external service has been called (or is waiting to be called again), or
+ *                   the request waits for something from outside (an event wait)
+ *   scheduled       all it does now is wait for a time (a timer): it goes on by itself then
  *   preparing       nothing has been sent to an external service yet
+ *
+ * A step that waits says so in the workflow's own words (its milestone's `current`); a timer's
+ * words may name its time as `{until}` ("We'll remind you on {until}"), shown in the time zone
+ * the step meant, or UTC.
  *
  * While it is preparing, waiting or recovering, a step that has waited to settle much longer than
  * the same step of its kind usually does makes the request "longer than usual": the headline
@@ -19,10 +25,11 @@
  * Engine words never leave this module: a change of hands between runners adds no milestone and
  * no text; a reason is shown only when a person wrote it for the customer.
  */
-import type { MilestoneStatus, ProjectionSnapshot, StepSnapshot, TrackingHeadline, TrackingView, TrackingTone } from "./types";
+import type { MilestoneStatus, ProjectionSnapshot, SnapshotWait, StepSnapshot, TrackingHeadline, TrackingView, TrackingTone } from "./types";
 
 export const HEADLINES: Record<TrackingHeadline, { label: string; tone: TrackingTone }> = {
   preparing: { label: "Preparing", tone: "neutral" },
+  scheduled: { label: "Scheduled", tone: "neutral" },
   waiting: { label: "Waiting on an external service", tone: "neutral" },
   recovering: { label: "Recovering execution", tone: "attention" },
   needs_review: { label: "Delivery status needs review", tone: "attention" },
@@ -32,23 +39,41 @@ export const HEADLINES: Record<TrackingHeadline, { label: string; tone: Tracking
 };
 
 /** The headlines of a request still under way (workflow active), in the order it usually meets them. */
-export const IN_FLIGHT_HEADLINES = ["preparing", "waiting", "recovering", "needs_review"] as const satisfies readonly TrackingHeadline[];
+export const IN_FLIGHT_HEADLINES = ["preparing", "scheduled", "waiting", "recovering", "needs_review"] as const satisfies readonly TrackingHeadline[];
 export type InFlightHeadline = (typeof IN_FLIGHT_HEADLINES)[number];
 
 /** A step's words before, during and after it runs, and the service it waits on. */
 type StepWords = { readonly todo: string; readonly doing: string; readonly done: string; readonly service: string | null };
 
+/** When a timer is due, as its end user reads it: "3 December at 09:00", in the zone the step meant (UTC otherwise). */
+export function untilWords(wait: Extract<SnapshotWait, { room: "timer" }>): string {
+  const timeZone = wait.timeZone ?? "UTC";
+  const formatted = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "long", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone }).format(wait.dueAt);
+  return wait.timeZone ? formatted : `${formatted} UTC`;
+}
+
+/** `{until}` in a timer's words, filled while it waits; elsewhere the placeholder reads as "later". */
+const withUntil = (text: string, step: StepSnapshot): string =>
+  text.includes("{until}") ? text.replaceAll("{until}", step.wait?.room === "timer" ? untilWords(step.wait) : "later") : text;
+
 /** The definition's milestone words; a step without any (a request made by hand) gets a numbered label. */
 function wordsFor(step: StepSnapshot, index: number): StepWords {
   if (step.milestone) {
     const { upcoming, current, done, service } = step.milestone;
-    return { todo: upcoming, doing: current, done, service: service ?? (step.externalEffect ? "an external service" : null) };
+    return {
+      todo: withUntil(upcoming, step),
+      doing: withUntil(current, step),
+      done: withUntil(done, step),
+      service: service ?? (step.externalEffect ? "an external service" : null),
+    };
   }
   const label = `Step ${index + 1}`;
   return { todo: label, doing: label, done: `${label} done`, service: step.externalEffect ? "an external service" : null };
 }
 
 const ACTIVE_STEP_STATES = new Set<StepSnapshot["state"]>(["ready", "leased"]);
+const isTimerWait = (step: StepSnapshot): boolean => step.state === "waiting" && step.wait?.room === "timer";
+const isEventWait = (step: StepSnapshot): boolean => step.state === "waiting" && step.wait?.room === "event";
 const DONE_STEP_STATES = new Set<StepSnapshot["state"]>(["completed", "completed_without_effect"]);
 const STOPPED_STEP_STATES = new Set<StepSnapshot["state"]>(["cancelled", "rejected", "failed"]);
 
@@ -66,6 +91,8 @@ export function headlineOf(snapshot: ProjectionSnapshot): TrackingHeadline {
   if (status === "failed") return "not_completed";
   const active = steps.filter((step) => ACTIVE_STEP_STATES.has(step.state));
   if (active.some((step) => step.interrupted)) return "recovering";
+  if (steps.some(isEventWait)) return "waiting";
+  if (active.length === 0 && steps.some(isTimerWait)) return "scheduled";
   const externalBegun = steps.some((step) => step.externalEffect && (step.attemptsStarted > 0 || DONE_STEP_STATES.has(step.state)));
   return externalBegun ? "waiting" : "preparing";
 }
@@ -81,6 +108,7 @@ function milestoneStatus(step: StepSnapshot, workflowEnded: boolean): MilestoneS
       return "attention";
     case "ready":
     case "leased":
+    case "waiting":
       return workflowEnded ? "stopped" : "current";
     case "blocked":
       return workflowEnded ? "stopped" : "upcoming";
@@ -101,12 +129,24 @@ function currentService(steps: readonly StepSnapshot[]): string {
   return (current && wordsFor(current, index).service) ?? "an external service";
 }
 
+/** The sentence of a waiting step, in the workflow's own words: "Waiting for the warehouse to confirm." */
+const sentenceOf = (words: string): string => (/[.!?]$/.test(words) ? words : `${words}.`);
+
 function sentences(headline: TrackingHeadline, snapshot: ProjectionSnapshot, reference: string): { happening: string; next: string; reason: string | null } {
   const service = currentService(snapshot.steps);
+  const timer = snapshot.steps.find(isTimerWait);
+  const event = snapshot.steps.find(isEventWait);
   switch (headline) {
     case "preparing":
       return { happening: "We're getting your request ready.", next: "It will be sent on shortly. Nothing is needed from you.", reason: null };
+    case "scheduled":
+      return {
+        happening: sentenceOf(wordsFor(timer!, snapshot.steps.indexOf(timer!)).doing),
+        next: `It goes on by itself on ${untilWords(timer!.wait as Extract<SnapshotWait, { room: "timer" }>)}. Nothing is needed from you.`,
+        reason: null,
+      };
     case "waiting":
+      if (event) return { happening: sentenceOf(wordsFor(event, snapshot.steps.indexOf(event)).doing), next: "Nothing is needed from you. This page updates by itself.", reason: null };
       return {
         happening: `We've sent your request to ${service} and are waiting for their confirmation.`,
         next: "Nothing is needed from you. This page updates by itself.",

@@ -31,6 +31,7 @@ type SnapshotRow = {
     interrupted: boolean;
     underReview: boolean;
     longerThanUsual: boolean;
+    wait: { room: "timer"; dueAt: string; timeZone: string | null } | { room: "event" } | null;
     updatedAt: string;
     completedAt: string | null;
   }[];
@@ -63,6 +64,7 @@ function toSnapshot(row: SnapshotRow): ProjectionSnapshot {
       interrupted: step.interrupted,
       underReview: step.underReview,
       longerThanUsual: step.longerThanUsual,
+      wait: step.wait === null ? null : step.wait.room === "timer" ? { ...step.wait, dueAt: new Date(step.wait.dueAt) } : step.wait,
       updatedAt: new Date(step.updatedAt),
       completedAt: step.completedAt === null ? null : new Date(step.completedAt),
     })),

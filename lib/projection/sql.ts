@@ -58,6 +58,9 @@ SELECT w.id, w.kind, w.version, w.input, w.status, w.created_at, w.updated_at,
                   'interrupted', EXISTS (SELECT 1 FROM attempt a WHERE a.step_id = s.id AND a.outcome IN ('lease_lost', 'failed')),
                   'underReview', EXISTS (SELECT 1 FROM review_case c WHERE c.step_id = s.id AND c.status = 'open'),
                   'longerThanUsual', coalesce(${longerThanUsual}, false),
+                  'wait', CASE WHEN s.state = 'waiting' THEN coalesce(
+                    (SELECT json_build_object('room', 'timer', 'dueAt', t.due_at, 'timeZone', t.requested->>'timeZone') FROM timer t WHERE t.step_id = s.id),
+                    (SELECT json_build_object('room', 'event') FROM event_wait e WHERE e.step_id = s.id)) END,
                   'updatedAt', s.updated_at, 'completedAt', s.completed_at
                 ) ORDER BY s.position), '[]'::json)
          FROM step s CROSS JOIN LATERAL (SELECT ${eligibleSince("s", "w")} AS at) since
@@ -86,6 +89,11 @@ export const activeHeadlineOf = (w: string): string => `CASE
   WHEN EXISTS (SELECT 1 FROM step s WHERE s.workflow_id = ${w}.id AND s.state IN ('ready', 'leased')
                  AND EXISTS (SELECT 1 FROM attempt a WHERE a.step_id = s.id AND a.outcome IN ('lease_lost', 'failed')))
     THEN 'recovering'
+  WHEN EXISTS (SELECT 1 FROM step s JOIN event_wait e ON e.step_id = s.id WHERE s.workflow_id = ${w}.id AND s.state = 'waiting')
+    THEN 'waiting'
+  WHEN NOT EXISTS (SELECT 1 FROM step s WHERE s.workflow_id = ${w}.id AND s.state IN ('ready', 'leased'))
+   AND EXISTS (SELECT 1 FROM step s JOIN timer t ON t.step_id = s.id WHERE s.workflow_id = ${w}.id AND s.state = 'waiting')
+    THEN 'scheduled'
   WHEN EXISTS (SELECT 1 FROM step s WHERE s.workflow_id = ${w}.id
                  AND (s.attempts_started > 0 OR s.state IN ('completed', 'completed_without_effect'))
                  AND coalesce((SELECT ad.external_effect FROM adapter_definition ad WHERE ad.name = s.adapter AND ad.version = s.adapter_version), true))

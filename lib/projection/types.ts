@@ -5,6 +5,9 @@ import type { StepState, WorkflowStatus } from "@/lib/engine/vocabulary";
 
 export type { StepState, WorkflowStatus } from "@/lib/engine/vocabulary";
 
+/** What a waiting step waits for, as the end user is told: a timer's time (in the zone it was meant in), or an event. */
+export type SnapshotWait = { readonly room: "timer"; readonly dueAt: Date; readonly timeZone: string | null } | { readonly room: "event" };
+
 export type StepSnapshot = {
   readonly name: string;
   readonly position: number;
@@ -20,6 +23,8 @@ export type StepSnapshot = {
   readonly underReview: boolean;
   /** It may run and has waited to settle longer than the same step of its kind usually does (lib/projection/sql.ts). */
   readonly longerThanUsual: boolean;
+  /** While the step waits: for what. Null otherwise. */
+  readonly wait: SnapshotWait | null;
   readonly updatedAt: Date;
   readonly completedAt: Date | null;
 };
@@ -39,7 +44,7 @@ export type ProjectionSnapshot = {
   readonly steps: readonly StepSnapshot[];
 };
 
-export type TrackingHeadline = "preparing" | "waiting" | "recovering" | "needs_review" | "completed" | "cancelled" | "not_completed";
+export type TrackingHeadline = "preparing" | "scheduled" | "waiting" | "recovering" | "needs_review" | "completed" | "cancelled" | "not_completed";
 export type TrackingTone = "neutral" | "attention" | "ok" | "stopped";
 export type MilestoneStatus = "done" | "skipped" | "current" | "upcoming" | "attention" | "stopped";
 

@@ -4,38 +4,10 @@
  * takes its adapter (or the one the input chooses), class, budget and dependencies, and the
  * request's deadline is the caller's or the definition's.
  */
-import Ajv2020, { type ErrorObject, type ValidateFunction } from "ajv/dist/2020";
 import type { RegisteredWorkflow } from "@/lib/definitions/registration";
-import { InvalidInputError, type InputIssue } from "@/lib/engine/errors";
+import { InvalidInputError } from "@/lib/engine/errors";
 import type { StepDraft, WorkflowDraft } from "@/lib/engine/workflow";
-
-const ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: false });
-
-/** Compiled validators per registered version; a version's schema never changes once stored. */
-const validators = new Map<string, ValidateFunction>();
-const MAX_CACHED_VALIDATORS = 500;
-
-function validatorFor(workflow: RegisteredWorkflow): ValidateFunction {
-  const key = `${workflow.kind}@${workflow.version}`;
-  let validate = validators.get(key);
-  if (!validate) {
-    if (validators.size >= MAX_CACHED_VALIDATORS) validators.delete(validators.keys().next().value!);
-    validate = ajv.compile(workflow.inputSchema);
-    validators.set(key, validate);
-  }
-  return validate;
-}
-
-function issueOf(error: ErrorObject): InputIssue {
-  const path = error.instancePath.split("/").slice(1).map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"));
-  const params = error.params as Record<string, unknown>;
-  if (error.keyword === "required") return { path: [...path, String(params.missingProperty)].join("."), message: "is required" };
-  if (error.keyword === "additionalProperties") {
-    return { path: [...path, String(params.additionalProperty)].join("."), message: "is not a field of this input" };
-  }
-  if (error.keyword === "enum") return { path: path.join("."), message: `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}` };
-  return { path: path.join("."), message: error.message ?? `fails ${error.keyword}` };
-}
+import { issueOf, validatorFor } from "./json-schema";
 
 export type InstantiateOptions = {
   readonly requester: string;
@@ -49,8 +21,8 @@ export function instantiateWorkflow(workflow: RegisteredWorkflow, input: unknown
   const subject = `${workflow.kind}@${workflow.version}`;
   // The validator fills defaults in place: work on a copy, so the caller's value stays as sent.
   const value: unknown = input === undefined ? undefined : structuredClone(input);
-  const validate = validatorFor(workflow);
-  if (!validate(value)) throw new InvalidInputError(subject, (validate.errors ?? []).map(issueOf));
+  const validate = validatorFor(subject, workflow.inputSchema);
+  if (!validate(value)) throw new InvalidInputError(subject, (validate.errors ?? []).map((error) => issueOf(error)));
 
   const steps: StepDraft[] = workflow.steps.map((step) => {
     let adapter = step.adapter;
@@ -62,9 +34,11 @@ export function instantiateWorkflow(workflow: RegisteredWorkflow, input: unknown
       }
       adapter = chosen;
     }
+    // A wait step runs on its room's built-in adapter (fenceline.timer, fenceline.event).
+    const builtIn = step.wait ? `fenceline.${step.wait.room}` : "pure";
     return {
       name: step.name,
-      adapter: adapter === null ? "pure" : adapter.name,
+      adapter: adapter === null ? builtIn : adapter.name,
       adapterVersion: adapter === null ? "1" : adapter.version,
       stepClass: step.class,
       attemptBudget: step.attemptBudget,

@@ -41,6 +41,8 @@ const APP_ROUTES: readonly { pattern: RegExp; params: readonly string[]; load: (
   { pattern: /^\/api\/requests\/([^/]+)$/, params: ["id"], load: () => import("@/app/api/requests/[id]/route") as unknown as Promise<RouteModule> },
   { pattern: /^\/api\/requests\/([^/]+)\/cancel$/, params: ["id"], load: () => import("@/app/api/requests/[id]/cancel/route") as unknown as Promise<RouteModule> },
   { pattern: /^\/api\/worker\/([^/]+)$/, params: ["operation"], load: () => import("@/app/api/worker/[operation]/route") as unknown as Promise<RouteModule> },
+  { pattern: /^\/api\/events$/, params: [], load: () => import("@/app/api/events/route") as unknown as Promise<RouteModule> },
+  { pattern: /^\/api\/events\/url\/([^/]+)$/, params: ["token"], load: () => import("@/app/api/events/url/[token]/route") as unknown as Promise<RouteModule> },
 ];
 
 /**

@@ -44,6 +44,7 @@ const ENDING_WORDS: Record<NonNullable<AttemptRow["outcome"]>, string> = {
   effect: "concluded with an effect",
   no_action_needed: "concluded that no action was needed",
   skip: "was skipped",
+  waiting: "began waiting (a timer or an event)",
   failed: "failed",
   released: "was handed back",
   lease_lost: "lost its authority (lease ended)",

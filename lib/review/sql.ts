@@ -180,7 +180,7 @@ rest_cancelled AS (
   UPDATE step s
   SET state = 'cancelled', state_reason = 'request abandoned in review', completed_at = now(), updated_at = now()
   FROM resolved r
-  WHERE s.workflow_id = r.workflow_id AND s.id <> r.step_id AND s.state IN ('blocked', 'ready')
+  WHERE s.workflow_id = r.workflow_id AND s.id <> r.step_id AND s.state IN ('blocked', 'ready', 'waiting')
 ),
 request_ended AS (
   UPDATE workflow w

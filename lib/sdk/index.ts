@@ -32,10 +32,28 @@ export type {
   HttpStatusQuery,
 } from "@/lib/definitions/http-adapter";
 export { chooseAdapter, defineWorkflow } from "@/lib/definitions/workflow";
-export type { AdapterChoice, Milestone, StepDefinition, StepOptions, WorkflowDefinition, WorkflowInput, WorkflowOptions } from "@/lib/definitions/workflow";
-export type { FencingTerm, StepContext } from "@/lib/definitions/context";
+export type {
+  AdapterChoice,
+  Milestone,
+  StepBasics,
+  StepDefinition,
+  StepOptions,
+  WaitDefinition,
+  WaitOutcome,
+  WorkflowBuilder,
+  WorkflowDefinition,
+  WorkflowHeader,
+  WorkflowInput,
+  WorkflowOptions,
+  WorkflowResults,
+} from "@/lib/definitions/workflow";
+export type { FencingTerm, StepContext, WaitContext } from "@/lib/definitions/context";
+export type { WaitRequest } from "@/lib/engine/types";
 export { done, effect, noActionNeeded, skip } from "@/lib/definitions/outcome";
-export type { ObservedResponse, StepOutcome } from "@/lib/definitions/outcome";
+export type { EffectOutcome, NoActionOutcome, ObservedResponse, ResultOf, SkipOutcome, StepOutcome } from "@/lib/definitions/outcome";
+export { instantOf } from "@/lib/timers/definition";
+export type { TimerOptions, TimerResult, WallClockTime } from "@/lib/timers/definition";
+export type { EventResult, EventTimeoutPolicy, EventWaitOptions, ReceivedEvent, TimedOutWait } from "@/lib/events/definition";
 export { DefinitionError } from "@/lib/definitions/errors";
 export { ENGINE_WORDS } from "@/lib/definitions/words";
 export { DefiniteFailure, DestinationCallError, RateLimited, StaleTermRejected, UnknownOutcome } from "@/lib/adapters/call-outcome";

@@ -16,6 +16,12 @@ import type { TrackingView } from "@/lib/projection/types";
 import { trackingViewByWorkflowId } from "@/lib/projection/read";
 import { resolveReviewCase } from "@/lib/review/resolve";
 import { readStepDetail } from "@/lib/steps/detail";
+import { settleDue } from "@/lib/engine/waits";
+import { sendEvent } from "@/lib/events/send";
+import type { SentEvent } from "@/lib/events/types";
+import { dueWork } from "@/lib/waits/rooms";
+import { readStepWaits } from "@/lib/waits/read";
+import type { StepWait } from "@/lib/waits/types";
 import { directCoordinator } from "@/lib/worker/direct-coordinator";
 import type { CheckpointName } from "@/lib/worker/hooks";
 import { Worker } from "@/lib/worker/worker";
@@ -115,6 +121,21 @@ export type TestEnvironment = {
   expireLease(of: StoppedAttempt | { readonly requestId: string; readonly step: string }): Promise<void>;
   /** Runs one recovery pass now (the worker also runs one every 100 ms); returns how many leases it decided. */
   recover(): Promise<number>;
+  /**
+   * Sends an event, as an app would with `events.send`: the oldest step waiting for its name and
+   * key takes it, or it is kept for a wait that begins later. The same idempotency key sends it once.
+   */
+  sendEvent(name: string, key: string, payload: unknown, options?: { readonly idempotencyKey?: string }): Promise<SentEvent>;
+  /**
+   * The database clock passes `ms` for the requests' waits, without the test sleeping: timers and
+   * wait timeouts come due as if that time had passed, and the keepers then fire what is due (a
+   * timer never before its time). Resolves once what came due is settled; returns how many came due.
+   */
+  passTime(ms: number): Promise<number>;
+  /** What the step waits (or waited) for: a timer's due time, an event wait's name, key and timeout; null if it never waited. */
+  waitOf(requestId: string, step: string): Promise<StepWait | null>;
+  /** Waits until the step has begun waiting (its timer or event wait is armed), and returns what it waits for. */
+  waitForWait(requestId: string, step: string, options?: WaitOptions): Promise<StepWait>;
   /** Stops the worker, drops the database, and stops the embedded PostgreSQL once no environment uses it. */
   close(): Promise<void>;
 };
@@ -263,6 +284,26 @@ async function start(database: EnvironmentDatabase, options: TestEnvironmentOpti
       if (rows.length !== 1) throw new Error(`step ${"step" in of ? of.step : id} has no open lease${term ? ` of term ${term}` : ""} to expire`);
     },
     recover: async () => (await runRecoveryScan(pool, { decidedBy: workerSession, batchSize: 100 })).length,
+    sendEvent: (name, key, payload, options = {}) => sendEvent(pool, { name, key, payload, sender: "test", idempotencyKey: options.idempotencyKey ?? null }),
+    passTime: async (ms) => {
+      if (!Number.isInteger(ms) || ms < 0) throw new Error(`passTime: ms must be a non-negative integer, got ${ms}`);
+      const [{ due }] = (await run<{ due: number }>(pool, sql.passTimeForWaits, [ms])) as [{ due: number }];
+      // Until nothing is due: the worker's own keeper settles some of it too, and a pass that
+      // meets rows it holds settles nothing until it commits.
+      for (;;) {
+        const pass = await settleDue(pool, dueWork, 500);
+        if (pass.settled === 0 && (pass.nextDueInMs === null || pass.nextDueInMs > 0)) return due;
+        if (pass.settled === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    },
+    waitOf: async (requestId, step) => {
+      const id = await stepId(requestId, step);
+      return (await readStepWaits(pool, [id])).get(id) ?? null;
+    },
+    waitForWait: async (requestId, step, wait = {}) => {
+      const id = await stepId(requestId, step);
+      return waitUntil(`step ${step} to begin waiting`, requestId, async () => (await readStepWaits(pool, [id])).get(id) ?? null, wait.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    },
     close: async () => {
       if (closed) return;
       closed = true;

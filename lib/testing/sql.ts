@@ -46,3 +46,23 @@ UPDATE lease SET leased_at = least(leased_at, now() - interval '1 hour'),
  WHERE step_id = $1 AND ended_at IS NULL AND ($2::bigint IS NULL OR fencing_term = $2::bigint)
 RETURNING fencing_term::text AS fencing_term`,
 };
+
+/**
+ * The database clock passes $1 ms for the waits of this environment's requests: every waiting
+ * timer and wait timeout comes that much closer, as if the time had passed, without the test
+ * sleeping. What is then due is fired by the keepers, on the database clock as always.
+ */
+export const passTimeForWaits: NamedSql = {
+  name: "fl_testing_pass_time_for_waits",
+  text: `
+WITH timers AS (
+  UPDATE timer SET due_at = due_at - $1::bigint * interval '1 millisecond' WHERE state = 'waiting' RETURNING step_id
+),
+timeouts AS (
+  UPDATE event_wait SET timeout_at = timeout_at - $1::bigint * interval '1 millisecond'
+  WHERE state = 'waiting' AND timeout_at IS NOT NULL RETURNING step_id
+)
+-- What came due: the statement's snapshot still shows the times before the move.
+SELECT (SELECT count(*) FROM timer t JOIN timers m USING (step_id) WHERE t.due_at - $1::bigint * interval '1 millisecond' <= now())::int
+     + (SELECT count(*) FROM event_wait e JOIN timeouts m USING (step_id) WHERE e.timeout_at - $1::bigint * interval '1 millisecond' <= now())::int AS due`,
+};

@@ -9,7 +9,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Pool } from "pg";
 import { describe, expect, onTestFinished } from "vitest";
 import { dbTest as test, type TestDatabase } from "@/lib/db/test-database";
-import { AuthorityLostError, CheckpointOrderError, NotFoundError, ReleaseRefusedError } from "@/lib/engine/errors";
+import { AuthorityLostError, CheckpointOrderError, InvalidWaitError, NotFoundError, ReleaseRefusedError } from "@/lib/engine/errors";
 import { isPermit } from "@/lib/engine/permit-policy";
 import type { PermitRequest } from "@/lib/engine/types";
 import { createSingleStepWorkflows, servedFor, setLeaseExpiry, truncateEngineTables } from "@/lib/engine/test-support";
@@ -355,6 +355,31 @@ export function coordinatorConformance(name: string, makeCoordinator: MakeCoordi
       expect(await rows(db.pool, "SELECT state::text FROM step WHERE id = $1", [stepId])).toEqual([{ state: "ready" }]);
       const again = await one(coordinator.claim(sessionId, SERVED, 1));
       expect(again.fencingTerm).toBe(2n);
+    });
+
+    test("park gives up the lease and arms the wait, which settleDue fires when due; a stale lease cannot park, nor a bad request", async ({ db }) => {
+      const [parked, held] = await createSingleStepWorkflows(db.pool, 2, step);
+      const { coordinator, sessionId } = await worker(db);
+      const claimed = await coordinator.claim(sessionId, SERVED, 2);
+      const lease = (stepId: string) => leaseOf(claimed.find((c) => c.stepId === stepId)!, sessionId);
+      const armed = await coordinator.park(lease(parked!), { room: "timer", request: { afterMs: 300 } }, "waiting: timer");
+      expect(armed).toMatchObject({ room: "timer", settled: false, dueAt: expect.any(Date) });
+      expect(await rows(db.pool, "SELECT s.state::text, a.outcome::text, a.ended_at IS NOT NULL AS ended FROM step s JOIN attempt a ON a.step_id = s.id WHERE s.id = $1", [parked])).toEqual([
+        { state: "waiting", outcome: "waiting", ended: true },
+      ]);
+      // A bad request is refused by its room and leaves the lease as it was.
+      await expect(coordinator.park(lease(held!), { room: "timer", request: { afterMs: -5 } }, "waiting: timer")).rejects.toBeInstanceOf(InvalidWaitError);
+      await expect(coordinator.park(lease(held!), { room: "sundial", request: {} }, "waiting")).rejects.toBeInstanceOf(InvalidWaitError);
+      // A lease that lost its authority cannot park: refused, and recorded like any fenced write.
+      await setLeaseExpiry(db.pool, held!, -1);
+      await expect(coordinator.park(lease(held!), { room: "timer", request: { afterMs: 0 } }, "waiting: timer")).rejects.toBeInstanceOf(AuthorityLostError);
+      expect(await rows(db.pool, "SELECT operation FROM fencing_rejection WHERE step_id = $1", [held])).toEqual([{ operation: "park" }]);
+      // settleDue waits for the timer's time (counted from when the step became ready), then fires it.
+      expect(await coordinator.settleDue(100, 5_000)).toBe(1);
+      expect(await rows(db.pool, "SELECT s.state::text, r.verification_method::text, t.settled_at >= t.due_at AS on_time FROM step s JOIN receipt r ON r.step_id = s.id JOIN timer t ON t.step_id = s.id WHERE s.id = $1", [parked])).toEqual([
+        { state: "completed", verification_method: "database_clock", on_time: true },
+      ]);
+      expect(await coordinator.settleDue(100, 100)).toBe(0);
     });
 
     test("waitForWork wakes on a newly ready step well before its timeout, and times out without one", async ({ db }) => {

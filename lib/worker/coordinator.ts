@@ -6,6 +6,7 @@
  */
 import type { Registration } from "@/lib/definitions/registration";
 import type {
+  ArmedWait,
   CheckpointAck,
   ClaimedStep,
   LateObservation,
@@ -18,6 +19,7 @@ import type {
   ReleaseOptions,
   RenewRequest,
   RenewResult,
+  WaitRequest,
   WorkflowVersion,
 } from "@/lib/engine/types";
 
@@ -63,6 +65,19 @@ export type Coordinator = {
   reportFailure(lease: LeaseHandle, reason: string): Promise<void>;
   release(lease: LeaseHandle, reason: string, options?: ReleaseOptions): Promise<void>;
   postLateObservation(lease: LeaseHandle, observation: LateObservation): Promise<void>;
+  /**
+   * A wait step (a timer, an event wait) gives up its lease and waits: its wait is armed in its
+   * room in the same transaction. AuthorityLostError when the lease no longer holds authority,
+   * InvalidWaitError when the room cannot take the request.
+   */
+  park(lease: LeaseHandle, wait: WaitRequest, reason: string): Promise<ArmedWait>;
+  /**
+   * Settles up to `limit` of what the database clock has made due (timers that fire, waits that
+   * time out); when nothing is due, waits up to `waitMs` for the next due time or for a wait armed
+   * through this coordinator, and tries again (over HTTP, one long poll). Returns how many it
+   * settled. Aborting `signal` ends the wait at once.
+   */
+  settleDue(limit: number, waitMs: number, signal?: AbortSignal): Promise<number>;
   /** One bounded recovery pass (expired leases, then adapter permits); returns how many it settled. */
   recover(decidedBy: string, batchSize: number): Promise<number>;
   /** Resolves when work may have become ready, or after `timeoutMs`, whichever is first. */

@@ -16,6 +16,8 @@ import { claimSteps, releaseLease, renewLeases } from "@/lib/engine/lease";
 import { acquirePermit, holdPermit, releasePermit, sweepPermits } from "@/lib/engine/permit";
 import { commitReceipts } from "@/lib/engine/receipt";
 import { reportFailure, runRecoveryScan } from "@/lib/engine/recovery";
+import { parkStep, settleDue } from "@/lib/engine/waits";
+import { dueWork, waitRooms } from "@/lib/waits/rooms";
 import { retentionSummary, runScheduledRetention, type RetentionSchedule } from "@/lib/engine/retention";
 import { heartbeatSession, registerWorkerSession, stopSession } from "@/lib/engine/session";
 import type { ClaimedStep, WorkflowVersion } from "@/lib/engine/types";
@@ -44,6 +46,11 @@ export type DirectCoordinatorOptions = {
 
 /** How often one coordinator offers to run the scheduled retention job: a claim that is not due matches no row. */
 const RETENTION_OFFER_EVERY_MS = 60_000;
+/**
+ * A keeper looks again at least this often when nothing it knows of is due sooner: a wait armed
+ * through another process (whose keepers know of it) is then still fired by this one in time.
+ */
+const KEEPER_LOOK_AGAIN_MS = 1_000;
 
 /** A coordinator on `pool`; closing it waits for an epoch transition it is running. */
 export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions = {}): Coordinator {
@@ -130,6 +137,26 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     return claimed;
   };
 
+  // Keepers asleep until the next due time; a wait armed through this coordinator wakes them,
+  // since it may be due before what they sleep for.
+  const keepers = new Set<() => void>();
+  const wakeKeepers = () => {
+    for (const wake of keepers) wake();
+    keepers.clear();
+  };
+  const keeperSleep = (ms: number, signal?: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        keepers.delete(done);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      keepers.add(done);
+      signal?.addEventListener("abort", done, { once: true });
+    });
+
   let closed = false;
   const waitForWork = async (timeoutMs: number, signal?: AbortSignal): Promise<void> => {
     await wakeUps.ready();
@@ -206,6 +233,24 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     postLateObservation: async (lease, observation) => {
       await postLateObservation(pool, lease, observation);
     },
+    park: async (lease, wait, reason) => {
+      const armed = await parkStep(pool, waitRooms, lease, wait, reason);
+      if (armed.dueAt) wakeKeepers();
+      return armed;
+    },
+    settleDue: async (limit, waitMs, signal) => {
+      const deadline = performance.now() + waitMs;
+      const stopped = () => closed || signal?.aborted === true;
+      for (;;) {
+        const { settled, nextDueInMs } = await settleDue(pool, dueWork, limit);
+        const remainingMs = deadline - performance.now();
+        if (settled > 0 || remainingMs <= 0 || stopped()) return settled;
+        // Due already (the pass met rows other keepers held): look again soon rather than at once.
+        const sleepMs = nextDueInMs === null ? KEEPER_LOOK_AGAIN_MS : Math.max(nextDueInMs, 5);
+        await keeperSleep(Math.min(sleepMs, KEEPER_LOOK_AGAIN_MS, remainingMs), signal);
+        if (stopped()) return 0;
+      }
+    },
     recover: async (decidedBy, batchSize) => {
       followIdentity();
       offerRetention();
@@ -215,6 +260,7 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     close: async () => {
       closed = true;
       wakeAll();
+      wakeKeepers();
       await following;
       await retaining;
       await wakeUps.close();

@@ -5,7 +5,7 @@
  */
 import type { ClaimedStep } from "@/lib/engine/types";
 
-/** The named checkpoints a worker reaches in every attempt, in order. */
+/** The named checkpoints a worker reaches, in order: an attempt of a wait step ends at `parked` instead of a receipt. */
 export const checkpointNames = [
   /** The claim committed: lease, attempt (checkpoint 1) and acquired event exist. */
   "claimed",
@@ -21,6 +21,8 @@ export const checkpointNames = [
   "before_receipt",
   /** Checkpoint 5 committed: the receipt exists and dependants were released. */
   "receipt_committed",
+  /** A wait step (a timer, an event wait) parked: its wait is armed, and it holds no lease. */
+  "parked",
 ] as const;
 
 /** One of `checkpointNames`. */

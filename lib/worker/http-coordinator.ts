@@ -24,7 +24,7 @@ import {
   workerProblemFields,
   type WorkerOperation,
 } from "@/lib/api/contract/worker";
-import { AuthorityLostError, CheckpointOrderError, DefinitionConflictError, InvalidDefinitionError, NotFoundError, ReleaseRefusedError } from "@/lib/engine/errors";
+import { AuthorityLostError, CheckpointOrderError, DefinitionConflictError, InvalidDefinitionError, InvalidWaitError, NotFoundError, ReleaseRefusedError } from "@/lib/engine/errors";
 import type { ClaimedStep, LeaseHandle, ReceiptRequest, ReceiptResult } from "@/lib/engine/types";
 import type { Coordinator } from "./coordinator";
 import type { ProtocolTimings } from "./protocol-timings";
@@ -255,6 +255,20 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
     postLateObservation: async (lease, observation) => {
       await call("post-late-observation", { lease: wireLease(lease), observation: { ...observation, result: observation.result ?? null } });
     },
+    park: async (lease, wait, reason) => {
+      const armed = await call("park", { lease: wireLease(lease), wait: { room: wait.room, request: wait.request ?? null }, reason });
+      return { ...armed, dueAt: armed.dueAt === null ? null : new Date(armed.dueAt) };
+    },
+    settleDue: async (limit, waitMs, signal) => {
+      if (signal?.aborted) return 0;
+      const timeoutMs = Math.max(0, Math.min(MAX_WAIT_MS, Math.round(waitMs)));
+      try {
+        return (await call("settle-due", { sessionId: requireSession(), limit, timeoutMs }, timeoutMs, signal)).settled;
+      } catch (error) {
+        if (signal?.aborted) return 0;
+        throw error;
+      }
+    },
     recover: async (decidedBy, batchSize) => (await call("recover", { sessionId: decidedBy, batchSize })).settled,
     // Never throws, like the direct transport's: a failed long poll only costs latency, so the
     // rest of the wait is spent locally and the caller polls again.
@@ -338,6 +352,8 @@ function refusal(operation: string, status: number, text: string): Error {
           return new DefinitionConflictError(f.subject, f.differences);
         case "invalid-definition":
           return new InvalidDefinitionError(f.problems);
+        case "invalid-wait":
+          return new InvalidWaitError(f.detail);
       }
     }
   }

@@ -10,7 +10,8 @@ import type { StepContext } from "@/lib/definitions/context";
 import { done, type StepOutcome } from "@/lib/definitions/outcome";
 import { defineWorkflow } from "@/lib/definitions/workflow";
 import { createStepClass, truncateEngineTables } from "@/lib/engine/test-support";
-import { createRequestsOf, oneRequest, singleStep, testWorker } from "./test-support";
+import { directCoordinator } from "./direct-coordinator";
+import { createRequestsOf, oneRequest, singleStep, testAdapter, testWorker } from "./test-support";
 
 test.beforeEach(async ({ db }) => {
   await truncateEngineTables(db.pool);
@@ -147,4 +148,39 @@ test("a graceful stop releases work whose invocation has not begun", async ({ db
     [stepId],
   );
   expect(rows[0]).toEqual({ state: "ready", attempts_started: 0, end_reason: "released", outcome: "released", session_stopped: true });
+});
+
+// The destination's answer is evidence only the worker holds: a database that is briefly away when
+// it arrives (a restart, a dropped connection) must not cost it, or recovery decides without it.
+test("an answer that cannot be recorded at once is recorded when the database is back, and the step completes from it", async ({ db }) => {
+  let calls = 0;
+  const adapter = testAdapter("answers-once", { invoke: async () => ((calls += 1), { externalReference: "ref-1", result: { ok: true } }) });
+  const workflow = singleStep({ kind: "test-answer-kept", adapter, attemptBudget: 1 });
+  const stepId = await oneRequest(db.pool, workflow);
+  const coordinator = directCoordinator(db.pool);
+  let refusals = 2;
+  const worker = testWorker(db.pool, [workflow], {
+    coordinator: {
+      ...coordinator,
+      observeResponse: async (...args) => {
+        if (refusals > 0) {
+          refusals -= 1;
+          throw new Error("Connection terminated unexpectedly");
+        }
+        return coordinator.observeResponse(...args);
+      },
+    },
+  });
+  await worker.start();
+  try {
+    await vi.waitFor(async () => {
+      const { rows } = await db.pool.query("SELECT s.state, r.verification_method, r.external_reference FROM step s JOIN receipt r ON r.step_id = s.id WHERE s.id = $1", [stepId]);
+      expect(rows).toEqual([{ state: "completed", verification_method: "direct_response", external_reference: "ref-1" }]);
+    }, { timeout: 10_000 });
+  } finally {
+    await worker.stop();
+  }
+  expect(refusals).toBe(0);
+  expect(calls).toBe(1);
+  expect(await attemptOutcomes(db.pool, stepId)).toEqual([{ outcome: "effect", outcome_reason: null }]);
 });

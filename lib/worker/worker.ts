@@ -10,8 +10,8 @@ import type { AdapterDefinition } from "@/lib/definitions/adapter";
 import type { StepContext } from "@/lib/definitions/context";
 import type { ObservedResponse, StepOutcome } from "@/lib/definitions/outcome";
 import { registrationOf, type Registration } from "@/lib/definitions/registration";
-import { isAdapterChoice, workflowKey, type StepDefinition, type WorkflowDefinition } from "@/lib/definitions/workflow";
-import { AuthorityLostError } from "@/lib/engine/errors";
+import { isAdapterChoice, workflowKey, type StepDefinition, type WaitOutcome, type WorkflowDefinition } from "@/lib/definitions/workflow";
+import { AuthorityLostError, CheckpointOrderError } from "@/lib/engine/errors";
 import { HELD_PERMIT_FACTOR, isPermit } from "@/lib/engine/permit-policy";
 import type { ClaimedStep, Permit, WorkflowVersion } from "@/lib/engine/types";
 import { AttemptRun } from "./attempt-run";
@@ -38,6 +38,12 @@ export type WorkerOptions = {
   readonly shutdownTimeoutMs?: number;
   /** Receipts committed together at most. Default 100. */
   readonly receiptBatchSize?: number;
+  /**
+   * Waits one keeper pass settles at most (timers that fire, waits that time out). Default 500.
+   * Every worker keeps time for every request, not only for the kinds it serves: what the
+   * database clock makes due is settled by whichever worker looks first.
+   */
+  readonly keeperBatchSize?: number;
   readonly hooks?: CheckpointHooks;
   readonly log?: (line: string) => void;
 };
@@ -48,6 +54,8 @@ const NO_CAPACITY_WAIT_MS = 250;
 const MAX_CAPACITY_WAIT_MS = 30_000;
 /** A permit outlives its call's timeout by this much before a sweep may reclaim it. */
 const PERMIT_MARGIN_MS = 1_000;
+/** How long one keeper pass may wait for the next due time before it asks again. */
+const KEEPER_WAIT_MS = 25_000;
 /** How long the claim loop waits after its `failures`-th failed claim in a row: doubling from 200 ms, at most 5 s. */
 export const claimRetryDelayMs = (failures: number): number => Math.min(5_000, 100 * 2 ** failures);
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -66,6 +74,7 @@ export class Worker {
   private readonly pollIntervalMs: number;
   private readonly recoveryIntervalMs: number;
   private readonly recoveryBatchSize: number;
+  private readonly keeperBatchSize: number;
   private readonly heartbeatIntervalMs: number;
   private readonly shutdownTimeoutMs: number;
   private readonly hooks: CheckpointHooks;
@@ -94,6 +103,7 @@ export class Worker {
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.recoveryIntervalMs = options.recoveryIntervalMs ?? 1_000;
     this.recoveryBatchSize = options.recoveryBatchSize ?? 100;
+    this.keeperBatchSize = options.keeperBatchSize ?? 500;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 2_000;
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
     this.hooks = options.hooks ?? noHooks;
@@ -125,7 +135,12 @@ export class Worker {
     const { sessionId, served } = await this.coordinator.registerSession(this.registration);
     this.session = sessionId;
     this.served = served;
-    this.loops = [this.claimLoop(), this.every(this.recoveryIntervalMs, () => this.recoverOnce()), this.every(this.heartbeatIntervalMs, () => this.heartbeat())];
+    this.loops = [
+      this.claimLoop(),
+      this.every(this.recoveryIntervalMs, () => this.recoverOnce()),
+      this.every(this.heartbeatIntervalMs, () => this.heartbeat()),
+      this.keepTime(),
+    ];
     return sessionId;
   }
 
@@ -210,6 +225,24 @@ export class Worker {
     }
   }
 
+  /**
+   * The keeper: settles what the database clock makes due (timers, timeouts), waiting between
+   * passes for the next due time. A failed pass is retried after a pause like a failed claim.
+   */
+  private async keepTime(): Promise<void> {
+    let failures = 0;
+    while (!this.stopping) {
+      try {
+        await this.coordinator.settleDue(this.keeperBatchSize, KEEPER_WAIT_MS, this.stopSignal.signal);
+        failures = 0;
+      } catch (error) {
+        failures += 1;
+        this.log(`keeping time failed: ${String(error)}`);
+        await Promise.race([delay(claimRetryDelayMs(failures)), this.stopped]);
+      }
+    }
+  }
+
   /** One recovery pass; true when the batch was full and another pass should follow at once. */
   private async recoverOnce(): Promise<boolean> {
     const decided = await this.coordinator.recover(this.sessionId, this.recoveryBatchSize);
@@ -239,6 +272,10 @@ export class Worker {
     try {
       await this.hooks.reached("claimed", step);
       const outcome = await this.runHandler(run);
+      if (outcome.kind === "wait") {
+        await this.park(run, outcome);
+        return;
+      }
       const invalid = invalidOutcome(outcome);
       if (invalid) {
         await this.coordinator.reportFailure(run.lease, invalid);
@@ -253,7 +290,19 @@ export class Worker {
     }
   }
 
-  private async runHandler(run: AttemptRun): Promise<StepOutcome> {
+  /** A wait step gives up its lease and waits; its room does the rest. */
+  private async park(run: AttemptRun, outcome: WaitOutcome): Promise<void> {
+    const served = this.steps.get(stepKey(run.step.kind, run.step.workflowVersion, run.step.stepName));
+    if (served?.step.wait?.room !== outcome.wait.room) {
+      await this.coordinator.reportFailure(run.lease, "handler asked to wait, but the step is not a wait step of that kind");
+      return;
+    }
+    run.assertHolding();
+    await this.coordinator.park(run.lease, outcome.wait, `waiting: ${outcome.wait.room}`);
+    await this.hooks.reached("parked", run.step);
+  }
+
+  private async runHandler(run: AttemptRun): Promise<StepOutcome | WaitOutcome> {
     const { step } = run;
     const served = this.steps.get(stepKey(step.kind, step.workflowVersion, step.stepName));
     if (!served) throw new Error(`this worker does not serve ${stepKey(step.kind, step.workflowVersion, step.stepName)}`);
@@ -343,7 +392,7 @@ export class Worker {
     await this.settlePermit(permit, contract, null);
     await this.hooks.reached("destination_answered", step);
     const result = answer.result ?? null;
-    const observed = await run.serialize(() => this.coordinator.observeResponse(lease, answer.externalReference, result));
+    const observed = await this.recordAnswer(run, () => this.coordinator.observeResponse(lease, answer.externalReference, result));
     run.checkpointVersion = observed.checkpointVersion;
     await this.hooks.reached("response_observed", step);
     return { externalReference: answer.externalReference, result, verification: answer.replayed ? "idempotent_replay" : "direct_response" };
@@ -419,8 +468,28 @@ export class Worker {
     }
   }
 
+  /**
+   * Records what the destination answered (checkpoint 4). The answer is evidence the worker alone
+   * holds: when the write fails for want of the database (a restart, a lost connection), it is
+   * tried again until it is recorded, refused (authority lost: then it is kept as a late
+   * observation), or the attempt's last possible expiry has passed. Dropping it would leave recovery
+   * to decide without it: a person for an opaque destination, a repeat call for an idempotent one.
+   */
+  private async recordAnswer<T>(run: AttemptRun, write: () => Promise<T>): Promise<T> {
+    const giveUpAt = run.handlerDeadlineMs() + run.step.graceMs;
+    for (let failures = 1; ; failures += 1) {
+      try {
+        return await run.serialize(write);
+      } catch (error) {
+        if (error instanceof AuthorityLostError || error instanceof CheckpointOrderError || performance.now() >= giveUpAt || this.stopping) throw error;
+        this.log(`step ${run.lease.stepId} term ${run.lease.fencingTerm}: recording the destination's answer failed (${String(error)}); trying again`);
+        await delay(Math.min(claimRetryDelayMs(failures), Math.max(0, giveUpAt - performance.now())));
+      }
+    }
+  }
+
   private async recordEffectAbsent(run: AttemptRun, answer: unknown): Promise<void> {
-    const observed = await run.serialize(() => this.coordinator.observeEffectAbsent(run.lease, answer));
+    const observed = await this.recordAnswer(run, () => this.coordinator.observeEffectAbsent(run.lease, answer));
     run.checkpointVersion = observed.checkpointVersion;
     await this.hooks.reached("response_observed", run.step);
   }

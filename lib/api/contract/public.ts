@@ -79,7 +79,7 @@ export const appRequestPageSchema = pageSchema(requestSchema).meta({ id: "AppReq
 // ---------------------------------------------------------------------------------------------
 // Tracking a request
 
-export const TRACKING_HEADLINES = ["preparing", "waiting", "recovering", "needs_review", "completed", "cancelled", "not_completed"] as const;
+export const TRACKING_HEADLINES = ["preparing", "scheduled", "waiting", "recovering", "needs_review", "completed", "cancelled", "not_completed"] as const;
 
 export const trackingViewSchema = z
   .object({
@@ -87,7 +87,7 @@ export const trackingViewSchema = z
     title: z.string(),
     headline: z.object({
       state: z.enum(TRACKING_HEADLINES),
-      label: z.string().meta({ description: "Preparing, Waiting on an external service, Recovering execution, Completed, …" }),
+      label: z.string().meta({ description: "Preparing, Scheduled, Waiting on an external service, Recovering execution, Completed, …" }),
       tone: z.enum(["neutral", "attention", "ok", "stopped"]),
     }),
     happening: z.string().meta({ description: "What is happening now, in plain words" }),

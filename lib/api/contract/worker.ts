@@ -13,9 +13,12 @@
  * up to wait-for-work. Version 2 adds two that save round trips: claim-or-wait (a long poll that
  * returns the work it waited for, instead of a wake-up followed by a claim) and
  * commit-receipts-and-claim (a receipt batch and the claim for the slots it frees, in one
- * exchange). A worker that speaks only version 1 is served as before.
+ * exchange). Version 3 adds the steps that wait: park (a timer or event-wait step arms its wait
+ * and gives up its lease) and settle-due (a long poll that fires what the database clock made
+ * due). A worker that speaks an older version is served as before.
  */
 import { z } from "zod";
+import { eventRegistrationSchema } from "@/lib/events/definition";
 import type { AuthorityLostError } from "@/lib/engine/errors";
 import { ATTEMPT_MODES, REJECTION_REASONS, RENEWAL_REFUSAL_REASONS, REPETITION_POLICIES, type VerificationMethod } from "@/lib/engine/vocabulary";
 
@@ -56,6 +59,8 @@ export const wireRegisteredWorkflow = z
           dependsOn: z.array(z.string().max(63)).max(64),
           adapter: z.union([adapterRef, z.object({ field: z.string().min(1).max(100), options: z.record(z.string().max(100), adapterRef) })]).nullable(),
           milestone: z.object({ upcoming: words, current: words, done: words, service: words.optional() }),
+          /** Absent unless the step waits: its room and what the server keeps of it. */
+          wait: z.union([z.object({ room: z.literal("timer") }), eventRegistrationSchema]).optional(),
         }),
       )
       .min(1)
@@ -262,7 +267,28 @@ export const workerProblemFields = z.discriminatedUnion("code", [
   z.object({ code: z.literal("not-found"), what: z.string(), id: z.string() }),
   z.object({ code: z.literal("definition-conflict"), subject: z.string(), differences: z.array(z.string()) }),
   z.object({ code: z.literal("invalid-definition"), problems: z.array(z.string()) }),
+  z.object({ code: z.literal("invalid-wait"), detail: z.string() }),
 ]);
+
+// ---- version 3: steps that wait -------------------------------------------------------------
+
+export const parkBody = z.object({
+  lease: wireLease,
+  wait: z.object({ room: z.string().min(1).max(50), request: jsonValue }),
+  reason: shortText,
+});
+export const parkResponse = z.object({
+  room: z.string(),
+  settled: z.boolean(),
+  dueAt: wireTime.nullable(),
+  detail: z.record(z.string(), jsonValue),
+});
+export const settleDueBody = z.object({
+  sessionId: id,
+  limit: z.number().int().min(1).max(10_000),
+  timeoutMs: z.number().min(0).max(MAX_WAIT_MS),
+});
+export const settleDueResponse = z.object({ settled: z.number().int() });
 
 // ---- the operations -------------------------------------------------------------------------
 
@@ -306,6 +332,16 @@ export const workerOperations = {
     summary: "Version 2. Commit a batch of receipts, each fenced on its own lease, then claim up to `claimLimit` ready steps, in one exchange",
     body: commitReceiptsAndClaimBody,
     response: commitReceiptsAndClaimResponse,
+  },
+  park: {
+    summary: "Version 3. A wait step (a timer, an event wait) gives up its lease and waits: its wait is armed in its room, in one transaction; authority_lost when the lease is not held",
+    body: parkBody,
+    response: parkResponse,
+  },
+  "settle-due": {
+    summary: "Version 3. Settle what the database clock made due (timers that fire, waits that time out), up to `limit`; when nothing is due, wait up to timeoutMs for the next due time (a long poll)",
+    body: settleDueBody,
+    response: settleDueResponse,
   },
 } as const satisfies Record<string, Operation>;
 

@@ -19,7 +19,7 @@
  *                    workflow id is the key; each worker has a stable executor ID, so a restarted
  *                    process recovers its own pending workflows; the step's attempt is the term
  */
-import { dbos, graphileWorker, peerVersions as installedPeerVersions, pgBoss, type Dbos } from "../peers";
+import { dbos, graphileWorker as loadGraphileWorker, peerVersions as installedPeerVersions, pgBoss, type Dbos } from "../peers";
 import type pg from "pg";
 import { createPool } from "@/lib/db/pool";
 import { migrateDbos } from "../engines";
@@ -103,7 +103,7 @@ export async function openPeer(engine: PeerEngine, url: string, concurrency: num
 }
 
 async function openGraphile(url: string, concurrency: number): Promise<PeerHarness> {
-  const { makeWorkerUtils } = await graphileWorker();
+  const { makeWorkerUtils } = await loadGraphileWorker();
   const pool = peerPool(url, "graphile");
   const utils = await makeWorkerUtils({ pgPool: pool });
   await utils.migrate();
@@ -201,7 +201,7 @@ export type PeerWorkerOptions = {
 export async function startPeerWorker(options: PeerWorkerOptions, deliver: Delivery): Promise<() => Promise<void>> {
   switch (options.engine) {
     case "graphileWorker":
-      return graphileWorker(options, deliver);
+      return graphileWorkerWorker(options, deliver);
     case "pgBoss":
       return pgBossWorker(options, deliver);
     case "dbos":
@@ -209,8 +209,8 @@ export async function startPeerWorker(options: PeerWorkerOptions, deliver: Deliv
   }
 }
 
-async function graphileWorker(options: PeerWorkerOptions, deliver: Delivery): Promise<() => Promise<void>> {
-  const module = await graphileWorker();
+async function graphileWorkerWorker(options: PeerWorkerOptions, deliver: Delivery): Promise<() => Promise<void>> {
+  const module = await loadGraphileWorker();
   const runner = await module.run({
     connectionString: options.databaseUrl,
     concurrency: options.concurrency,

@@ -9,7 +9,7 @@ import { holdsAuthority } from "./authority";
  * request_identity, external_reference, observed_result, verification_method, step_state,
  * fencing_term, epoch), one row per receipt; the CTE `written` holds the receipts.
  */
-const completionOf = (source: string): string => `
+export const completionOf = (source: string): string => `
 written AS (
   INSERT INTO receipt (workflow_id, step_id, attempt_id, input_digest, adapter_version, request_identity,
                        external_reference, observed_result, verification_method, fencing_term, epoch)

@@ -182,8 +182,8 @@ SELECT id, step_id FROM opened`,
 
 /**
  * Ends steps that will not run again ($1 steps, $2 terms, $3 final state, $4 reason). A failed
- * step fails its workflow with the same reason, and writes its `request.could_not_be_completed`
- * outbox event.
+ * step fails its workflow with the same reason, cancels the workflow's waiting steps, and writes
+ * its `request.could_not_be_completed` outbox event.
  */
 export const endSteps: NamedSql = {
   name: "fl_end_steps",
@@ -204,6 +204,13 @@ failed AS (
   FROM ended e
   WHERE w.id = e.workflow_id AND e.state = 'failed' AND w.status = 'active'
   RETURNING w.id
+),
+-- A step that waits (a timer, an event) would otherwise wait on for a request that has ended.
+waits_cancelled AS (
+  UPDATE step s
+  SET state = 'cancelled', state_reason = 'request could not be completed', completed_at = now(), updated_at = now()
+  FROM failed f
+  WHERE s.workflow_id = f.id AND s.state = 'waiting'
 )
 INSERT INTO outbox_event (type, workflow_id)
 SELECT 'request.could_not_be_completed', id FROM failed`,

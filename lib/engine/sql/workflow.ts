@@ -82,7 +82,8 @@ SELECT id FROM cancelled`,
 };
 
 /**
- * Cancels the steps of cancelled workflow $1 that are not running ($2 reason). A separate
+ * Cancels the steps of cancelled workflow $1 that are not running ($2 reason): blocked, ready,
+ * and waiting (a wait's room ends its own record with its step). A separate
  * statement from the cancel itself, run after it in the same transaction: its snapshot then
  * includes whatever a step became before the workflow row's lock was granted.
  */
@@ -92,5 +93,5 @@ export const cancelIdleSteps: NamedSql = {
 UPDATE step s
 SET state = 'cancelled', state_reason = $2, completed_at = now(), updated_at = now()
 FROM workflow w
-WHERE w.id = $1 AND w.status = 'cancelled' AND s.workflow_id = w.id AND s.state IN ('blocked', 'ready')`,
+WHERE w.id = $1 AND w.status = 'cancelled' AND s.workflow_id = w.id AND s.state IN ('blocked', 'ready', 'waiting')`,
 };

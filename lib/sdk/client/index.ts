@@ -1,5 +1,5 @@
 /**
- * `fenceline/client`: your backend starts and reads requests with an app key.
+ * `fenceline/client`: your backend starts and reads requests, and sends them events, with an app key.
  *
  * It imports no worker, engine or database code: it needs only `fetch`. Types of your workflows
  * arrive by `import type` of their definitions.
@@ -8,7 +8,8 @@
  * @module fenceline/client
  */
 export { createClient } from "@/lib/client/client";
-export type { AnyWorkflow, ClientOptions, CreatedRequest, CreateOptions, FencelineClient, ListOptions, RequestDetail, RequestList, WaitOptions } from "@/lib/client/client";
+export type { AnyWorkflow, ClientOptions, CreatedRequest, CreateOptions, FencelineClient, ListOptions, RequestDetail, RequestList, SendEventOptions, WaitOptions } from "@/lib/client/client";
+export type { Consumer, SentEvent } from "@/lib/events/types";
 export {
   ConflictError,
   FencelineApiError,

@@ -3,7 +3,8 @@
  * inject the faults production recovery exists for: an effect applied with its answer lost, a
  * worker paused past its lease that then acts on its stale view, an attempt killed at a named
  * checkpoint, rate limits, timeouts, definite failures, and a lease expiring on the database
- * clock without the test waiting for it. Read what the engine recorded (receipts, attempts and
+ * clock without the test waiting for it. Send events to waiting steps and let the database clock
+ * pass for timers and timeouts without sleeping. Read what the engine recorded (receipts, attempts and
  * checkpoints, fencing rejections, late observations, recovery decisions, review cases, the
  * end-user projection), resolve review cases as support would, and count effects at in-memory
  * destinations of each contract.
@@ -25,3 +26,7 @@ export type { CheckpointName } from "@/lib/worker/hooks";
 export type { StepDetail } from "@/lib/api/contract/engineer/steps";
 export type { RequestRecord, RequestStatus, RequestWithProgress } from "@/lib/requests/types";
 export type { TrackingView } from "@/lib/projection/types";
+export type { EventWait, StepWait, TimerWait } from "@/lib/waits/types";
+export type { EventWaitState } from "@/lib/events/vocabulary";
+export type { TimerState } from "@/lib/timers/vocabulary";
+export type { SentEvent } from "@/lib/events/types";
