@@ -32,6 +32,10 @@ export type WorkflowDraft = {
   readonly deadlineAt?: Date | null;
   /** A deadline this long after creation on the database clock, when `deadlineAt` is not given. */
   readonly deadlineMs?: number | null;
+  /** 1–9, higher claimed first; DEFAULT_PRIORITY when not given. */
+  readonly priority?: number;
+  /** The tenant or customer the request counts against for fair share; none when not given. */
+  readonly concurrencyKey?: string | null;
   readonly steps: readonly StepDraft[];
 };
 
@@ -46,6 +50,11 @@ export type CreatedWorkflow = {
 };
 
 const DEFAULT_ATTEMPT_BUDGET = 5;
+export const MIN_PRIORITY = 1;
+export const MAX_PRIORITY = 9;
+/** A request's priority when neither it nor its kind names one. */
+export const DEFAULT_PRIORITY = 5;
+export const MAX_CONCURRENCY_KEY_LENGTH = 200;
 /** Bound on one workflow's size, so one request cannot exhaust the claim scan. */
 export const MAX_STEPS_PER_WORKFLOW = 64;
 
@@ -54,6 +63,13 @@ export const newTrackingToken = (): string => randomBytes(24).toString("base64ur
 
 function validate(draft: WorkflowDraft): void {
   if (draft.steps.length === 0) throw new InvalidWorkflowError("a workflow needs at least one step");
+  if (draft.priority !== undefined && (!Number.isInteger(draft.priority) || draft.priority < MIN_PRIORITY || draft.priority > MAX_PRIORITY)) {
+    throw new InvalidWorkflowError(`priority must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}, got ${draft.priority}`);
+  }
+  const key = draft.concurrencyKey;
+  if (key !== undefined && key !== null && (typeof key !== "string" || key.length < 1 || key.length > MAX_CONCURRENCY_KEY_LENGTH)) {
+    throw new InvalidWorkflowError(`concurrency key must be 1–${MAX_CONCURRENCY_KEY_LENGTH} characters`);
+  }
   if (draft.steps.length > MAX_STEPS_PER_WORKFLOW) {
     throw new InvalidWorkflowError(`a workflow has at most ${MAX_STEPS_PER_WORKFLOW} steps`);
   }
@@ -131,6 +147,8 @@ export async function createWorkflows(pool: Pool, drafts: readonly WorkflowDraft
     steps.map((s) => s.step.attemptBudget ?? DEFAULT_ATTEMPT_BUDGET),
     edges.map(([stepId]) => stepId),
     edges.map(([, dependsOn]) => dependsOn),
+    planned.map((p) => p.draft.priority ?? DEFAULT_PRIORITY),
+    planned.map((p) => p.draft.concurrencyKey ?? null),
   ]);
   const insertedIds = new Set(rows.filter((row) => row.created).map((row) => row.id));
   const existing = new Map<string, WorkflowRow>(rows.filter((row) => !row.created).map((row) => [keyOf(row.requester!, row.idempotency_key!), row]));
