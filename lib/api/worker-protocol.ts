@@ -207,7 +207,7 @@ const handlers: Handlers = {
       "acquire-permit",
       isPermit(outcome)
         ? { permit: { permitId: outcome.permitId, expiresAt: outcome.expiresAt.toISOString() }, refusal: null }
-        : { permit: null, refusal: { waitMs: outcome.waitMs } },
+        : { permit: null, refusal: { waitMs: outcome.waitMs, reason: outcome.reason } },
     );
   },
   "release-permit": async (pool, body, worker) => {

@@ -48,6 +48,53 @@ export type StepOptions<Input, Payload> = {
   readonly run?: (ctx: StepContext<Input, Payload>) => Promise<StepOutcome>;
 };
 
+/**
+ * How the claim shares workers between a kind's concurrency keys (the tenants or customers an app
+ * names per request, `concurrencyKey`), and the kind's default priority.
+ *
+ * - `round-robin`: keys take turns. A request takes its place one turn after its key's previous
+ *   request, so with one key holding 10,000 waiting requests and another holding 10, the other's
+ *   i-th request waits for at most i requests of each key with work ahead of it.
+ * - `oldest-first`: keys do not change the order; requests are taken oldest first (the limit per
+ *   key still applies).
+ *
+ * Priority comes first: a request of a higher priority is claimed before any of a lower one,
+ * whatever its key; the turns are taken among requests of the same priority. A request without a
+ * key is a key of its own.
+ */
+export type Fairness = (typeof FAIRNESS_RULES)[number];
+
+/** What `defineWorkflow({ fairShare })` takes. */
+export type FairShareOptions = {
+  /**
+   * Steps of one concurrency key in flight at once (ready to claim, running, or waiting to retry).
+   * Beyond it a step waits behind its key, holding no lease, until one of its key's steps ends.
+   * No limit by default.
+   */
+  readonly limitPerKey?: number;
+  /** How keys share the workers. @defaultValue "round-robin" */
+  readonly fairness?: Fairness;
+  /** The priority of this kind's requests that do not name one: 1–9, higher first. @defaultValue 5 */
+  readonly priority?: number;
+};
+
+/** A kind's fair share with its defaults filled in. An admin may override `limitPerKey` and `fairness`. */
+export type FairShare = {
+  readonly limitPerKey: number | null;
+  readonly fairness: Fairness;
+  readonly priority: number;
+};
+
+export const FAIRNESS_RULES = ["round-robin", "oldest-first"] as const;
+export const MIN_PRIORITY = 1;
+export const MAX_PRIORITY = 9;
+export const DEFAULT_PRIORITY = 5;
+/** A request's concurrency key is 1–200 characters. */
+export const MAX_CONCURRENCY_KEY_LENGTH = 200;
+/** The largest limit per key a kind may declare. */
+export const MAX_LIMIT_PER_KEY = 10_000;
+export const DEFAULT_FAIR_SHARE: FairShare = Object.freeze({ limitPerKey: null, fairness: "round-robin", priority: DEFAULT_PRIORITY });
+
 /** What {@link defineWorkflow} takes: the kind, its version, its input schema and its steps. */
 export type WorkflowOptions<Kind extends string, Schema extends z.ZodType, Payloads extends Record<string, unknown>> = {
   /** Lower-case letters, digits, `.`, `_` and `-`. */
@@ -60,6 +107,8 @@ export type WorkflowOptions<Kind extends string, Schema extends z.ZodType, Paylo
   readonly title?: string;
   /** How long a request stays useful, in milliseconds; none by default. */
   readonly deadlineMs?: number;
+  /** Limit per concurrency key, how keys share the workers, default priority: see {@link FairShareOptions}. */
+  readonly fairShare?: FairShareOptions;
   /** The steps in order; the order is the milestones' order. */
   readonly steps: { readonly [Name in keyof Payloads]: StepOptions<z.output<Schema>, Payloads[Name]> };
 };
@@ -89,6 +138,7 @@ export type WorkflowDefinition<Kind extends string = string, Input = unknown, Pa
   readonly inputSchema: Record<string, unknown>;
   readonly title: string | null;
   readonly deadlineMs: number | null;
+  readonly fairShare: FairShare;
   readonly steps: readonly StepDefinition[];
 };
 
@@ -208,6 +258,8 @@ export function defineWorkflow<const Kind extends string, Schema extends z.ZodTy
     problems.push(`deadlineMs must be a positive integer, got ${options.deadlineMs}`);
   }
 
+  const fairShare = fairShareOf(options.fairShare, problems);
+
   const entries = Object.entries(options.steps ?? {}) as [string, StepOptions<unknown, unknown>][];
   if (entries.length === 0) problems.push("a workflow needs at least one step");
   if (entries.length > MAX_STEPS) problems.push(`a workflow has at most ${MAX_STEPS} steps, got ${entries.length}`);
@@ -260,7 +312,38 @@ export function defineWorkflow<const Kind extends string, Schema extends z.ZodTy
     inputSchema,
     title: options.title ?? null,
     deadlineMs: options.deadlineMs ?? null,
+    fairShare,
     steps: Object.freeze(steps),
+  });
+}
+
+/** The problems of a fair-share value (as defined, or as it came over the wire), or none. */
+export function fairShareProblems(fairShare: { limitPerKey?: unknown; fairness?: unknown; priority?: unknown }): string[] {
+  const problems: string[] = [];
+  const { limitPerKey, fairness, priority } = fairShare;
+  if (limitPerKey !== undefined && limitPerKey !== null && (!Number.isInteger(limitPerKey) || (limitPerKey as number) < 1 || (limitPerKey as number) > MAX_LIMIT_PER_KEY)) {
+    problems.push(`fairShare.limitPerKey must be an integer from 1 to ${MAX_LIMIT_PER_KEY}, got ${JSON.stringify(limitPerKey)}`);
+  }
+  if (fairness !== undefined && !FAIRNESS_RULES.includes(fairness as Fairness)) {
+    problems.push(`fairShare.fairness must be one of ${FAIRNESS_RULES.map((rule) => JSON.stringify(rule)).join(", ")}, got ${JSON.stringify(fairness)}`);
+  }
+  if (priority !== undefined && (!Number.isInteger(priority) || (priority as number) < MIN_PRIORITY || (priority as number) > MAX_PRIORITY)) {
+    problems.push(`fairShare.priority must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}, got ${JSON.stringify(priority)}`);
+  }
+  return problems;
+}
+
+function fairShareOf(options: FairShareOptions | undefined, problems: string[]): FairShare {
+  if (options === undefined) return DEFAULT_FAIR_SHARE;
+  if (options === null || typeof options !== "object") {
+    problems.push("fairShare must be an object");
+    return DEFAULT_FAIR_SHARE;
+  }
+  problems.push(...fairShareProblems(options));
+  return Object.freeze({
+    limitPerKey: options.limitPerKey ?? null,
+    fairness: options.fairness ?? DEFAULT_FAIR_SHARE.fairness,
+    priority: options.priority ?? DEFAULT_FAIR_SHARE.priority,
   });
 }
 

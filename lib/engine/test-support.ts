@@ -24,6 +24,7 @@ const contract = (name: string, flags: Pick<RegisteredAdapter, "idempotencyKeys"
   ...flags,
   timeoutMs: 5_000,
   concurrencyLimit: 8,
+  rate: null,
   epochAdminUrl: null,
 });
 
@@ -96,6 +97,6 @@ export async function truncateEngineTables(db: Queryable): Promise<void> {
   await db.query(
     `TRUNCATE workflow, step, step_dependency, attempt, lease_event, receipt, receipt_step, late_observation,
               fencing_rejection, recovery_decision, review_case, worker_session, worker_session_definition,
-              adapter_permit, adapter_capacity`,
+              adapter_permit, adapter_capacity, concurrency_key, concurrency_slot`,
   );
 }

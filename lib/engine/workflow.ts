@@ -4,6 +4,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Pool } from "pg";
+import { DEFAULT_PRIORITY, MAX_CONCURRENCY_KEY_LENGTH, MAX_PRIORITY, MIN_PRIORITY } from "@/lib/definitions/workflow";
 import { inTransaction, run, type Queryable } from "./db";
 import { digestOf } from "./digest";
 import { InvalidWorkflowError } from "./errors";
@@ -50,11 +51,6 @@ export type CreatedWorkflow = {
 };
 
 const DEFAULT_ATTEMPT_BUDGET = 5;
-export const MIN_PRIORITY = 1;
-export const MAX_PRIORITY = 9;
-/** A request's priority when neither it nor its kind names one. */
-export const DEFAULT_PRIORITY = 5;
-export const MAX_CONCURRENCY_KEY_LENGTH = 200;
 /** Bound on one workflow's size, so one request cannot exhaust the claim scan. */
 export const MAX_STEPS_PER_WORKFLOW = 64;
 

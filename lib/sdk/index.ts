@@ -31,11 +31,22 @@ export type {
   HttpStatusQuery,
 } from "@/lib/definitions/http-adapter";
 export { chooseAdapter, defineWorkflow } from "@/lib/definitions/workflow";
-export type { AdapterChoice, Milestone, StepDefinition, StepOptions, WorkflowDefinition, WorkflowInput, WorkflowOptions } from "@/lib/definitions/workflow";
+export type {
+  AdapterChoice,
+  FairShare,
+  FairShareOptions,
+  Fairness,
+  Milestone,
+  StepDefinition,
+  StepOptions,
+  WorkflowDefinition,
+  WorkflowInput,
+  WorkflowOptions,
+} from "@/lib/definitions/workflow";
 export type { FencingTerm, StepContext } from "@/lib/definitions/context";
 export { done, effect, noActionNeeded, skip } from "@/lib/definitions/outcome";
 export type { ObservedResponse, StepOutcome } from "@/lib/definitions/outcome";
 export { DefinitionError } from "@/lib/definitions/errors";
 export { ENGINE_WORDS } from "@/lib/definitions/words";
 export { DefiniteFailure, DestinationCallError, RateLimited, StaleTermRejected, UnknownOutcome } from "@/lib/adapters/call-outcome";
-export type { AdapterContract, RepetitionPolicy } from "@/lib/adapters/contract";
+export type { AdapterContract, AdapterRate, RepetitionPolicy } from "@/lib/adapters/contract";

@@ -63,7 +63,7 @@ export type Coordinator = {
   reportFailure(lease: LeaseHandle, reason: string): Promise<void>;
   release(lease: LeaseHandle, reason: string, options?: ReleaseOptions): Promise<void>;
   postLateObservation(lease: LeaseHandle, observation: LateObservation): Promise<void>;
-  /** One bounded recovery pass (expired leases, then adapter permits); returns how many it settled. */
+  /** One bounded recovery pass (expired leases, adapter permits, steps queued behind their concurrency key); returns how many it settled. */
   recover(decidedBy: string, batchSize: number): Promise<number>;
   /** Resolves when work may have become ready, or after `timeoutMs`, whichever is first. */
   waitForWork(timeoutMs: number): Promise<void>;

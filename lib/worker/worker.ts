@@ -12,7 +12,7 @@ import type { ObservedResponse, StepOutcome } from "@/lib/definitions/outcome";
 import { registrationOf, type Registration } from "@/lib/definitions/registration";
 import { isAdapterChoice, workflowKey, type StepDefinition, type WorkflowDefinition } from "@/lib/definitions/workflow";
 import { AuthorityLostError } from "@/lib/engine/errors";
-import { HELD_PERMIT_FACTOR, isPermit } from "@/lib/engine/permit-policy";
+import { CALL_START_WITHIN_MS, HELD_PERMIT_FACTOR, isPermit } from "@/lib/engine/permit-policy";
 import type { ClaimedStep, Permit, WorkflowVersion } from "@/lib/engine/types";
 import { AttemptRun } from "./attempt-run";
 import type { Coordinator } from "./coordinator";
@@ -46,6 +46,8 @@ const jitter = (ms: number) => ms * (0.9 + Math.random() * 0.2);
 /** How long a step waits, without a lease, when its adapter has no free capacity. */
 const NO_CAPACITY_WAIT_MS = 250;
 const MAX_CAPACITY_WAIT_MS = 30_000;
+/** How far apart steps refused a call slot come back, at most, beyond the moment the next slot opens. */
+const RATE_RETRY_SPREAD_MS = 500;
 /** A permit outlives its call's timeout by this much before a sweep may reclaim it. */
 const PERMIT_MARGIN_MS = 1_000;
 /** How long the claim loop waits after its `failures`-th failed claim in a row: doubling from 200 ms, at most 5 s. */
@@ -321,21 +323,26 @@ export class Worker {
     const { step, lease } = run;
     const { contract } = adapter;
     const requestIdentity = await this.persistIdentity(run, contract);
+    const askedAt = performance.now();
     const permit = await this.takePermit(run, contract, "create", requestIdentity);
     let answer: Awaited<ReturnType<AdapterDefinition["invoke"]>>;
     try {
       run.assertHolding();
+      assertCallSlotFresh(contract, askedAt);
       const began = await run.serialize(() => this.coordinator.beginInvocation(lease));
       run.checkpointVersion = began.checkpointVersion;
       run.invocationBegan = true;
       await this.hooks.reached("invocation_began", step);
+      // Nothing has been sent yet: a slot gone stale while the checkpoint was written is given up.
+      assertCallSlotFresh(contract, askedAt);
       answer = await adapter.invoke({ payload, requestIdentity, fencingTerm: step.fencingTerm, epoch: step.epoch, signal: run.signal, timeoutMs: contract.timeoutMs });
       if (answer === null || typeof answer !== "object" || (answer.externalReference !== null && typeof answer.externalReference !== "string")) {
         throw new UnknownOutcome(adapter.name, "unreadable answer");
       }
     } catch (error) {
-      await this.settlePermit(permit, contract, run.invocationBegan && !answeredWithoutEffect(error) ? error : null);
-      if (!run.invocationBegan) throw error;
+      const notSent = error instanceof CallSlotLapsed;
+      await this.settlePermit(permit, contract, run.invocationBegan && !notSent && !answeredWithoutEffect(error) ? error : null);
+      if (!run.invocationBegan || notSent) throw error;
       if (error instanceof RateLimited) throw new WaitRequested(error.retryAfterMs, error.message);
       if (answeredWithoutEffect(error)) await this.recordEffectAbsent(run, { code: error.code, message: error.message });
       throw error;
@@ -361,10 +368,12 @@ export class Worker {
     if (adapter.query === null) throw new Error(`adapter ${adapter.name} does not answer status queries`);
     if (step.requestIdentity === null) throw new Error("a status query needs the request identity of an earlier attempt");
     const requestIdentity = await this.persistIdentity(run, contract);
+    const askedAt = performance.now();
     const permit = await this.takePermit(run, contract, "query", requestIdentity);
     let answer: Awaited<ReturnType<NonNullable<AdapterDefinition["query"]>>>;
     try {
       run.assertHolding();
+      assertCallSlotFresh(contract, askedAt);
       answer = await adapter.query({ requestIdentity, signal: run.signal, timeoutMs: contract.timeoutMs });
     } finally {
       await this.settlePermit(permit, contract, null);
@@ -403,6 +412,11 @@ export class Worker {
     });
     if (isPermit(permit)) return permit;
     run.assertHolding();
+    if (permit.reason === "rate") {
+      // Spread over the next slots, so the steps waiting for this destination do not all come back at once.
+      const waitMs = Math.min(MAX_CAPACITY_WAIT_MS, (permit.waitMs ?? 0) + Math.random() * RATE_RETRY_SPREAD_MS);
+      throw new WaitRequested(waitMs, `no call slot free at ${contract.name}: it allows ${contract.rate?.perSecond ?? "a limited number of"} calls a second`);
+    }
     // Capacity held for unknown outcomes frees only when the earliest hold runs out: wait that long.
     const waitMs = Math.min(MAX_CAPACITY_WAIT_MS, permit.waitMs ?? NO_CAPACITY_WAIT_MS);
     throw new WaitRequested(jitter(Math.max(NO_CAPACITY_WAIT_MS, waitMs)), `no ${contract.name} ${operationClass} capacity free`);
@@ -457,6 +471,22 @@ function failureReason(error: unknown): string {
   }
   return `handler threw: ${String(error)}`.slice(0, 500);
 }
+
+/**
+ * A call under a destination's rate must start soon after its permit was asked for, or its slot
+ * could crowd the next second at the destination: past CALL_START_WITHIN_MS it is not sent, and
+ * the step waits for a fresh slot.
+ */
+function assertCallSlotFresh(contract: AdapterContract, askedAtMs: number): void {
+  if (contract.rate === null) return;
+  const elapsedMs = performance.now() - askedAtMs;
+  if (elapsedMs > CALL_START_WITHIN_MS) {
+    throw new CallSlotLapsed(NO_CAPACITY_WAIT_MS * Math.random(), `call slot at ${contract.name} lapsed: not sent ${Math.round(elapsedMs)} ms after asking, later than ${CALL_START_WITHIN_MS} ms`);
+  }
+}
+
+/** The call was not sent: its slot went stale before it could start. The step waits for a fresh one. */
+class CallSlotLapsed extends WaitRequested {}
 
 /** The destination answered, and its answer says nothing was applied. */
 function answeredWithoutEffect(error: unknown): error is DefiniteFailure | StaleTermRejected | RateLimited {

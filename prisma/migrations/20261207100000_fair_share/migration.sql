@@ -133,19 +133,21 @@ BEGIN
 END
 $$;
 
--- Admits queued steps of (kind, key) while the key has free slots, oldest position first, at
--- most `p_max`; returns how many. A step another transaction holds is skipped.
+-- Admits queued steps of (kind, key) while the key has room, highest priority and lowest
+-- position first, at most `p_max`; returns how many. A step another transaction holds is skipped.
 CREATE FUNCTION "fl_admit_queued"(p_kind text, p_key text, p_max integer) RETURNS integer
   LANGUAGE plpgsql VOLATILE
   AS $$
 DECLARE
-  settings record;
+  key_limit integer;
   next_step uuid;
   taken integer;
   admitted integer := 0;
 BEGIN
-  SELECT * INTO settings FROM fl_fair_share(p_kind);
+  SELECT f."limit_per_key" INTO key_limit FROM fl_fair_share(p_kind) f;
   WHILE admitted < p_max LOOP
+    EXIT WHEN key_limit IS NOT NULL
+      AND (SELECT count(*) FROM "concurrency_slot" s WHERE s."kind" = p_kind AND s."key" = p_key) >= key_limit;
     SELECT s."id" INTO next_step
     FROM "step" s JOIN "workflow" w ON w."id" = s."workflow_id"
     WHERE s."concurrency_key" = p_key AND s."state" = 'ready' AND s."next_eligible_at" = 'infinity' AND w."kind" = p_kind
@@ -153,10 +155,9 @@ BEGIN
     LIMIT 1
     FOR UPDATE OF s SKIP LOCKED;
     EXIT WHEN next_step IS NULL;
-    IF settings."limit_per_key" IS NULL THEN
-      taken := NULL;
-    ELSE
-      taken := fl_take_concurrency_slot(p_kind, p_key, settings."limit_per_key", next_step);
+    taken := NULL;
+    IF key_limit IS NOT NULL THEN
+      taken := fl_take_concurrency_slot(p_kind, p_key, key_limit, next_step);
       EXIT WHEN taken IS NULL;
     END IF;
     UPDATE "step" SET "next_eligible_at" = now(), "concurrency_slot" = taken, "state_reason" = NULL, "updated_at" = now()
