@@ -13,11 +13,13 @@ export const HELD_PERMIT_FACTOR = 3;
  * or not at all (the worker waits and asks again): a call slot taken long before its call could
  * crowd the next second at the destination.
  */
-export const CALL_START_WITHIN_MS = 50;
+export const CALL_START_WITHIN_MS = 100;
 
 /**
  * How much longer than a second a destination's call slot stays used: room for a call that starts
- * as late as CALL_START_WITHIN_MS allows, and as much again for the trip to the destination varying.
+ * as late as CALL_START_WITHIN_MS allows, and as much again for the trip to the destination
+ * varying. A destination so gets at most its declared calls in any second and, kept busy, about
+ * 1000 / (1000 + RATE_MARGIN_MS) of them.
  */
 export const RATE_MARGIN_MS = 2 * CALL_START_WITHIN_MS;
 

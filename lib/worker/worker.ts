@@ -46,8 +46,6 @@ const jitter = (ms: number) => ms * (0.9 + Math.random() * 0.2);
 /** How long a step waits, without a lease, when its adapter has no free capacity. */
 const NO_CAPACITY_WAIT_MS = 250;
 const MAX_CAPACITY_WAIT_MS = 30_000;
-/** How far apart steps refused a call slot come back, at most, beyond the moment the next slot opens. */
-const RATE_RETRY_SPREAD_MS = 500;
 /** A permit outlives its call's timeout by this much before a sweep may reclaim it. */
 const PERMIT_MARGIN_MS = 1_000;
 /** How long the claim loop waits after its `failures`-th failed claim in a row: doubling from 200 ms, at most 5 s. */
@@ -413,8 +411,8 @@ export class Worker {
     if (isPermit(permit)) return permit;
     run.assertHolding();
     if (permit.reason === "rate") {
-      // Spread over the next slots, so the steps waiting for this destination do not all come back at once.
-      const waitMs = Math.min(MAX_CAPACITY_WAIT_MS, (permit.waitMs ?? 0) + Math.random() * RATE_RETRY_SPREAD_MS);
+      // The database booked this step a moment of its own: come back then.
+      const waitMs = Math.min(MAX_CAPACITY_WAIT_MS, permit.waitMs ?? NO_CAPACITY_WAIT_MS);
       throw new WaitRequested(waitMs, `no call slot free at ${contract.name}: it allows ${contract.rate?.perSecond ?? "a limited number of"} calls a second`);
     }
     // Capacity held for unknown outcomes frees only when the earliest hold runs out: wait that long.

@@ -17,6 +17,9 @@ const MS = "interval '1 millisecond'";
  */
 export const RATE_WINDOW_MS = 1_000 + RATE_MARGIN_MS;
 
+/** The furthest ahead a step refused a call slot is told to come back; beyond, they come back together. */
+export const MAX_RATE_BOOKING_MS = 30_000;
+
 /**
  * Takes a permit on ($4 adapter, $5 operation class) under limit $6 for the attempt that session
  * $1 holds on ($2 step, $3 term), valid for $7 ms, recording request identity $8. Guarded by the
@@ -30,9 +33,12 @@ export const RATE_WINDOW_MS = 1_000 + RATE_MARGIN_MS;
  * 1/per_second apart) must have come. The slot is taken only with the capacity, and both only
  * when both are free.
  *
- * Returns the permit, or, when it cannot be had now, a row without one whose wait_ms says when it
- * can (rate: when the slot and the burst allow; capacity: soon while some permit is active, as
- * calls end quickly, else when the earliest held permit runs out) and whose reason names which.
+ * Returns the permit, or, when it cannot be had now, a row without one whose wait_ms says when to
+ * ask again and whose reason names what is missing. Rate: the refusal books the next moment not
+ * yet promised to another waiting step (a slot's opening, then one window/per_second apart), so
+ * the steps waiting for one destination come back spread out rather than all at once; a call
+ * takes one booking back. Capacity: soon while some permit is active, as calls end quickly, else
+ * when the earliest held permit runs out.
  * No row at all means the lease does not hold authority: a fenced write refused.
  */
 export const acquirePermit: NamedSql = {
@@ -46,7 +52,8 @@ WITH authority AS (
   FOR SHARE OF l
 ),
 rate AS (
-  SELECT r.adapter, r.per_second, r.burst, r.calls, r.next_at
+  SELECT r.adapter, r.per_second, r.burst, r.calls, r.next_at, r.booked_until,
+         ${RATE_WINDOW_MS} * ${MS} / r.per_second AS spacing
   FROM adapter_rate r
   WHERE r.adapter = $4 AND EXISTS (SELECT 1 FROM authority)
   FOR UPDATE OF r
@@ -59,7 +66,7 @@ call_slot AS (
   FOR UPDATE OF sl
 ),
 call AS (
-  SELECT r.adapter, r.per_second, sl.slot, clock_timestamp() AS at,
+  SELECT r.adapter, r.per_second, r.spacing, r.booked_until, sl.slot, clock_timestamp() AS at,
          greatest(sl.called_at + ${RATE_WINDOW_MS} * ${MS},
                   r.next_at - (r.burst - 1) * (1000.0 / r.per_second) * ${MS}) AS opens_at
   FROM rate r JOIN call_slot sl ON sl.adapter = r.adapter
@@ -74,9 +81,17 @@ capacity AS (
 ),
 rate_taken AS (
   UPDATE adapter_rate r
-  SET calls = r.calls + 1, next_at = greatest(r.next_at, c.at) + (1000.0 / c.per_second) * ${MS}
+  SET calls = r.calls + 1, next_at = greatest(r.next_at, c.at) + (1000.0 / c.per_second) * ${MS},
+      booked_until = greatest(c.at, r.booked_until - c.spacing)
   FROM call c, capacity
   WHERE r.adapter = c.adapter
+),
+booked AS (
+  UPDATE adapter_rate r
+  SET booked_until = least(greatest(c.booked_until, c.opens_at) + c.spacing, c.at + ${MAX_RATE_BOOKING_MS} * ${MS})
+  FROM call c
+  WHERE r.adapter = c.adapter AND c.opens_at > c.at
+  RETURNING r.booked_until - c.spacing AS ask_at, c.at
 ),
 slot_taken AS (
   UPDATE adapter_call_slot sl
@@ -92,9 +107,8 @@ granted AS (
 )
 SELECT id, expires_at, NULL::int AS wait_ms, NULL::text AS reason FROM granted
 UNION ALL
-SELECT NULL, NULL, greatest(0, ceil(extract(epoch FROM c.opens_at - c.at) * 1000))::int, 'rate'
-FROM call c
-WHERE c.opens_at > c.at
+SELECT NULL, NULL, greatest(0, ceil(extract(epoch FROM b.ask_at - b.at) * 1000))::int, 'rate'
+FROM booked b
 UNION ALL
 SELECT NULL, NULL,
        CASE WHEN bool_or(p.state = 'active') IS NOT FALSE THEN NULL

@@ -239,7 +239,9 @@ CREATE TRIGGER "step_admit_after_slot_freed" AFTER UPDATE OF "state" ON "step"
 -- permit across all workers on the database clock. The latest registration of an adapter name
 -- decides it. `calls` numbers the calls granted; the next call uses ring slot calls % per_second,
 -- which must not have been used within the rate window; `next_at` is the burst's theoretical
--- arrival time (GCRA). The row is locked by every permit for the destination.
+-- arrival time (GCRA); `booked_until` is how far ahead the steps told to wait have been spread
+-- (each refusal books the next free moment, each call takes one booking back). The row is locked
+-- by every permit for the destination.
 ALTER TABLE "adapter_definition"
   ADD COLUMN "rate_per_second" INTEGER,
   ADD COLUMN "rate_burst" INTEGER,
@@ -255,6 +257,7 @@ CREATE TABLE "adapter_rate" (
   "declared_by" TEXT NOT NULL,
   "calls" BIGINT NOT NULL DEFAULT 0,
   "next_at" TIMESTAMPTZ(6) NOT NULL DEFAULT '-infinity',
+  "booked_until" TIMESTAMPTZ(6) NOT NULL DEFAULT '-infinity',
   "updated_at" TIMESTAMPTZ(6) NOT NULL DEFAULT now(),
   CONSTRAINT "adapter_rate_pkey" PRIMARY KEY ("adapter"),
   CONSTRAINT "adapter_rate_valid" CHECK ("per_second" > 0 AND "burst" > 0 AND "burst" <= "per_second")
