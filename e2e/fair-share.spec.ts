@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import { expect, test } from "./fixtures";
 import { signInAs } from "./login";
 import { createDelivery } from "./requests";
@@ -51,6 +52,8 @@ test("an admin limits a kind per key; the engineers' fair-share page shows a flo
     await expect(flooded.locator("td").nth(3)).toHaveText("3", { timeout: 30_000 });
     await expect(flooded.locator("td").nth(5)).toHaveText("1");
     await expect(engineer.getByRole("table", { name: "Keys whose oldest ready step has waited longest" }).locator(`tr[data-key="${tenant}"]`)).toBeVisible();
+    mkdirSync("docs/screenshots", { recursive: true });
+    await engineer.screenshot({ path: "docs/screenshots/fair-share.png", fullPage: true });
     // The other key's one request is not behind the flood: it is done while the flood still waits.
     const { trackingToken } = (await single.json()) as { trackingToken: string };
     await expect
