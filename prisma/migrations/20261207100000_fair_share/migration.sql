@@ -171,69 +171,78 @@ BEGIN
 END
 $$;
 
--- BEFORE a keyed step becomes ready without a slot: admit it, or queue it behind its key.
-CREATE FUNCTION "fl_admit_step"() RETURNS trigger
-  LANGUAGE plpgsql
+-- Admits a keyed step that is becoming ready without a slot: the slot it took (NULL when its kind
+-- has no limit), or, when its key has none free, why it must wait (the caller queues it).
+CREATE FUNCTION "fl_admission_of"(p_step uuid, p_workflow uuid, p_key text, OUT slot integer, OUT queued_because text)
+  LANGUAGE plpgsql VOLATILE
   AS $$
 DECLARE
   step_kind text;
-  settings record;
-  taken integer;
+  key_limit integer;
 BEGIN
-  SELECT w."kind" INTO step_kind FROM "workflow" w WHERE w."id" = NEW."workflow_id";
-  SELECT * INTO settings FROM fl_fair_share(step_kind);
-  IF settings."limit_per_key" IS NULL THEN
-    RETURN NEW;
+  SELECT w."kind" INTO step_kind FROM "workflow" w WHERE w."id" = p_workflow;
+  SELECT f."limit_per_key" INTO key_limit FROM fl_fair_share(step_kind) f;
+  IF key_limit IS NOT NULL THEN
+    slot := fl_take_concurrency_slot(step_kind, p_key, key_limit, p_step);
+    IF slot IS NULL THEN
+      queued_because := format('queued behind concurrency key %s: %s steps in flight, its limit', p_key, key_limit);
+    END IF;
   END IF;
-  taken := fl_take_concurrency_slot(step_kind, NEW."concurrency_key", settings."limit_per_key", NEW."id");
-  IF taken IS NULL THEN
+END
+$$;
+
+-- BEFORE a keyed step is inserted ready: admitted, or queued behind its key.
+CREATE FUNCTION "fl_admit_new_step"() RETURNS trigger
+  LANGUAGE plpgsql
+  AS $$
+DECLARE
+  admission record := fl_admission_of(NEW."id", NEW."workflow_id", NEW."concurrency_key");
+BEGIN
+  IF admission.queued_because IS NOT NULL THEN
     NEW."next_eligible_at" := 'infinity';
-    NEW."state_reason" := format('queued behind concurrency key %s: %s steps in flight, its limit', NEW."concurrency_key", settings."limit_per_key");
+    NEW."state_reason" := admission.queued_because;
   ELSE
-    NEW."concurrency_slot" := taken;
+    NEW."concurrency_slot" := admission.slot;
   END IF;
   RETURN NEW;
 END
 $$;
 
--- BEFORE a step that holds a slot leaves ready and leased (it ended, went to review or waits for
--- something else): its slot is free.
-CREATE FUNCTION "fl_free_concurrency_slot"() RETURNS trigger
-  LANGUAGE plpgsql
-  AS $$
-BEGIN
-  DELETE FROM "concurrency_slot" WHERE "step_id" = OLD."id";
-  NEW."concurrency_slot" := NULL;
-  RETURN NEW;
-END
-$$;
-
--- AFTER such a step's statement: the next step queued behind its key takes the slot. (After the
--- statement, so the statement's own rows are never changed under it.)
-CREATE FUNCTION "fl_admit_after_slot_freed"() RETURNS trigger
+-- AFTER a keyed step's state changes (after its statement, so no row the statement changes is
+-- changed under it, and without a BEFORE UPDATE trigger, which would lock every updated step
+-- first): a step that leaves ready and leased (it ended, went to review, or waits for something
+-- else) frees its slot for the next step queued behind its key; a step that becomes ready
+-- without a slot is admitted or queued.
+CREATE FUNCTION "fl_fair_share_on_state_change"() RETURNS trigger
   LANGUAGE plpgsql
   AS $$
 DECLARE
   step_kind text;
+  admission record;
 BEGIN
-  SELECT w."kind" INTO step_kind FROM "workflow" w WHERE w."id" = NEW."workflow_id";
-  PERFORM fl_admit_queued(step_kind, NEW."concurrency_key", 1);
+  IF OLD."concurrency_slot" IS NOT NULL AND NEW."state" NOT IN ('ready', 'leased') THEN
+    DELETE FROM "concurrency_slot" WHERE "step_id" = NEW."id";
+    UPDATE "step" SET "concurrency_slot" = NULL WHERE "id" = NEW."id";
+    SELECT w."kind" INTO step_kind FROM "workflow" w WHERE w."id" = NEW."workflow_id";
+    PERFORM fl_admit_queued(step_kind, NEW."concurrency_key", 1);
+  ELSIF NEW."state" = 'ready' AND NEW."concurrency_slot" IS NULL THEN
+    admission := fl_admission_of(NEW."id", NEW."workflow_id", NEW."concurrency_key");
+    IF admission.queued_because IS NOT NULL THEN
+      UPDATE "step" SET "next_eligible_at" = 'infinity', "state_reason" = admission.queued_because WHERE "id" = NEW."id";
+    ELSIF admission.slot IS NOT NULL THEN
+      UPDATE "step" SET "concurrency_slot" = admission.slot WHERE "id" = NEW."id";
+    END IF;
+  END IF;
   RETURN NULL;
 END
 $$;
 
 CREATE TRIGGER "step_admit_on_insert" BEFORE INSERT ON "step"
   FOR EACH ROW WHEN (NEW."concurrency_key" IS NOT NULL AND NEW."state" = 'ready')
-  EXECUTE FUNCTION "fl_admit_step"();
-CREATE TRIGGER "step_admit_on_ready" BEFORE UPDATE OF "state" ON "step"
-  FOR EACH ROW WHEN (NEW."concurrency_key" IS NOT NULL AND NEW."state" = 'ready' AND OLD."state" <> 'ready' AND NEW."concurrency_slot" IS NULL)
-  EXECUTE FUNCTION "fl_admit_step"();
-CREATE TRIGGER "step_free_slot" BEFORE UPDATE OF "state" ON "step"
-  FOR EACH ROW WHEN (OLD."concurrency_slot" IS NOT NULL AND NEW."state" NOT IN ('ready', 'leased'))
-  EXECUTE FUNCTION "fl_free_concurrency_slot"();
-CREATE TRIGGER "step_admit_after_slot_freed" AFTER UPDATE OF "state" ON "step"
-  FOR EACH ROW WHEN (OLD."concurrency_slot" IS NOT NULL AND NEW."state" NOT IN ('ready', 'leased'))
-  EXECUTE FUNCTION "fl_admit_after_slot_freed"();
+  EXECUTE FUNCTION "fl_admit_new_step"();
+CREATE TRIGGER "step_fair_share_on_state_change" AFTER UPDATE OF "state" ON "step"
+  FOR EACH ROW WHEN (NEW."concurrency_key" IS NOT NULL AND OLD."state" IS DISTINCT FROM NEW."state")
+  EXECUTE FUNCTION "fl_fair_share_on_state_change"();
 
 -- A destination's rate: the calls per second (and burst) its adapter declares, enforced at the
 -- permit across all workers on the database clock. The latest registration of an adapter name
