@@ -206,7 +206,7 @@ const handlers: Handlers = {
     return respond(
       "acquire-permit",
       isPermit(outcome)
-        ? { permit: { permitId: outcome.permitId, expiresAt: outcome.expiresAt.toISOString() }, refusal: null }
+        ? { permit: { permitId: outcome.permitId, expiresAt: outcome.expiresAt.toISOString(), rated: outcome.rated }, refusal: null }
         : { permit: null, refusal: { waitMs: outcome.waitMs, reason: outcome.reason } },
     );
   },

@@ -148,7 +148,8 @@ export type WorkflowInput<W> = W extends WorkflowDefinition<string, infer Input,
 export const MAX_STEPS = 64;
 const MAX_ATTEMPT_BUDGET = 1_000;
 const MAX_WORDS = 200;
-const KIND = /^[a-z0-9][a-z0-9._-]{0,99}$/;
+/** A kind: 1–100 lower-case letters, digits, ".", "_" or "-", starting with a letter or digit. */
+export const KIND_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
 const STEP_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
 const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
@@ -238,7 +239,7 @@ export function defineWorkflow<const Kind extends string, Schema extends z.ZodTy
   options: WorkflowOptions<Kind, Schema, Payloads>,
 ): WorkflowDefinition<Kind, z.input<Schema>, z.output<Schema>> {
   const problems: string[] = [];
-  if (typeof options.kind !== "string" || !KIND.test(options.kind)) {
+  if (typeof options.kind !== "string" || !KIND_PATTERN.test(options.kind)) {
     problems.push(`kind must be 1–100 lower-case letters, digits, ".", "_" or "-", got ${JSON.stringify(options.kind)}`);
   }
   if (!Number.isInteger(options.version) || options.version < 1 || options.version > 2_147_483_647) {

@@ -81,7 +81,12 @@ export type PermitRequest = {
   readonly requestIdentity: string | null;
 };
 
-export type Permit = { readonly permitId: string; readonly expiresAt: Date };
+export type Permit = {
+  readonly permitId: string;
+  readonly expiresAt: Date;
+  /** The call took one of its destination's call slots (a declared rate): it must start at once, or not at all. */
+  readonly rated: boolean;
+};
 
 export type PermitRefusal = {
   /**

@@ -63,8 +63,8 @@ function validate(draft: WorkflowDraft): void {
     throw new InvalidWorkflowError(`priority must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}, got ${draft.priority}`);
   }
   const key = draft.concurrencyKey;
-  if (key !== undefined && key !== null && (typeof key !== "string" || key.length < 1 || key.length > MAX_CONCURRENCY_KEY_LENGTH)) {
-    throw new InvalidWorkflowError(`concurrency key must be 1–${MAX_CONCURRENCY_KEY_LENGTH} characters`);
+  if (key !== undefined && key !== null && (typeof key !== "string" || key.length < 1 || key.length > MAX_CONCURRENCY_KEY_LENGTH || /[\u0000-\u001f\u007f]/.test(key))) {
+    throw new InvalidWorkflowError(`concurrency key must be 1–${MAX_CONCURRENCY_KEY_LENGTH} characters, none of them control characters`);
   }
   if (draft.steps.length > MAX_STEPS_PER_WORKFLOW) {
     throw new InvalidWorkflowError(`a workflow has at most ${MAX_STEPS_PER_WORKFLOW} steps`);

@@ -92,6 +92,8 @@ test("an app sets a request's priority and concurrency key; without a priority t
     [{ priority: 2.5 }, "priority"],
     [{ concurrencyKey: "" }, "concurrencyKey"],
     [{ concurrencyKey: "x".repeat(201) }, "concurrencyKey"],
+    [{ concurrencyKey: "tenant\u0000" }, "concurrencyKey"],
+    [{ concurrencyKey: "line\nbreak" }, "concurrencyKey"],
   ] as const) {
     const refusal = await app.requests.create<typeof tenantWork>("tenant-work", { n: 3 }, options).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(InvalidInputError);
@@ -111,6 +113,7 @@ test("the kind's declared limit and rule apply until an admin overrides them; bo
     { limitPerKey: 5, fairness: "fastest-first", reason: "x" },
     { limitPerKey: 5, fairness: "round-robin", reason: "" },
     { limitPerKey: 5, fairness: "round-robin" },
+    { limitPerKey: 5, fairness: "round-robin", reason: "nul\u0000" },
   ]) {
     const refused = await asAdmin("PUT", body);
     expect(refused.status).toBe(400);
@@ -118,6 +121,8 @@ test("the kind's declared limit and rule apply until an admin overrides them; bo
   }
   const unknown = await overrideRoute(send("PUT", { limitPerKey: 5, fairness: "round-robin", reason: "x" }, admin, "http://127.0.0.1:3000/api/admin/fair-share/nope"), kindParams("nope"));
   expect(unknown.status).toBe(404);
+  const unreadable = await overrideRoute(send("PUT", { limitPerKey: 5, fairness: "round-robin", reason: "x" }, admin, "http://127.0.0.1:3000/api/admin/fair-share/%00"), kindParams("\u0000"));
+  expect(unreadable.status).toBe(404);
 
   const declared = { version: 1, limitPerKey: 2, fairness: "round-robin", priority: 6 };
   const set = await asAdmin("PUT", { limitPerKey: null, fairness: "oldest-first", reason: "tenant migration tonight" });

@@ -326,13 +326,13 @@ export class Worker {
     let answer: Awaited<ReturnType<AdapterDefinition["invoke"]>>;
     try {
       run.assertHolding();
-      assertCallSlotFresh(contract, askedAt);
+      assertCallSlotFresh(permit, contract, askedAt);
       const began = await run.serialize(() => this.coordinator.beginInvocation(lease));
       run.checkpointVersion = began.checkpointVersion;
       run.invocationBegan = true;
       await this.hooks.reached("invocation_began", step);
       // Nothing has been sent yet: a slot gone stale while the checkpoint was written is given up.
-      assertCallSlotFresh(contract, askedAt);
+      assertCallSlotFresh(permit, contract, askedAt);
       answer = await adapter.invoke({ payload, requestIdentity, fencingTerm: step.fencingTerm, epoch: step.epoch, signal: run.signal, timeoutMs: contract.timeoutMs });
       if (answer === null || typeof answer !== "object" || (answer.externalReference !== null && typeof answer.externalReference !== "string")) {
         throw new UnknownOutcome(adapter.name, "unreadable answer");
@@ -371,7 +371,7 @@ export class Worker {
     let answer: Awaited<ReturnType<NonNullable<AdapterDefinition["query"]>>>;
     try {
       run.assertHolding();
-      assertCallSlotFresh(contract, askedAt);
+      assertCallSlotFresh(permit, contract, askedAt);
       answer = await adapter.query({ requestIdentity, signal: run.signal, timeoutMs: contract.timeoutMs });
     } finally {
       await this.settlePermit(permit, contract, null);
@@ -475,8 +475,8 @@ function failureReason(error: unknown): string {
  * could crowd the next second at the destination: past CALL_START_WITHIN_MS it is not sent, and
  * the step waits for a fresh slot.
  */
-function assertCallSlotFresh(contract: AdapterContract, askedAtMs: number): void {
-  if (contract.rate === null) return;
+function assertCallSlotFresh(permit: Permit, contract: AdapterContract, askedAtMs: number): void {
+  if (!permit.rated) return;
   const elapsedMs = performance.now() - askedAtMs;
   if (elapsedMs > CALL_START_WITHIN_MS) {
     throw new CallSlotLapsed(NO_CAPACITY_WAIT_MS * Math.random(), `call slot at ${contract.name} lapsed: not sent ${Math.round(elapsedMs)} ms after asking, later than ${CALL_START_WITHIN_MS} ms`);

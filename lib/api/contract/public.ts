@@ -15,6 +15,8 @@ import { HttpProblem } from "../problems";
 import { problemResponse } from "./common";
 
 const timestamp = z.iso.datetime({ offset: true });
+/** Text PostgreSQL can store and a label can show: no NUL, no other control characters. */
+const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
 
 // ---------------------------------------------------------------------------------------------
 // Creating a request
@@ -36,6 +38,7 @@ export const createRequestBody = z
       .string()
       .min(1)
       .max(MAX_CONCURRENCY_KEY_LENGTH)
+      .regex(NO_CONTROL_CHARACTERS, "must not contain control characters")
       .optional()
       .meta({
         description:

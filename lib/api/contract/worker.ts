@@ -192,7 +192,8 @@ export const acquirePermitBody = z.object({
  * null while calls are active). A lease that no longer holds authority is a 409 authority_lost.
  */
 export const acquirePermitResponse = z.union([
-  z.object({ permit: z.object({ permitId: id, expiresAt: wireTime }), refusal: z.null() }),
+  // rated: absent from servers built before destination rates (then no call took a call slot).
+  z.object({ permit: z.object({ permitId: id, expiresAt: wireTime, rated: z.boolean().default(false) }), refusal: z.null() }),
   // reason: absent from servers built before destination rates (then it was capacity).
   z.object({ permit: z.null(), refusal: z.object({ waitMs: z.number().nullable(), reason: z.enum(["rate", "capacity"]).default("capacity") }) }),
 ]);

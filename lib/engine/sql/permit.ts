@@ -105,15 +105,15 @@ granted AS (
   FROM authority au, capacity
   RETURNING id, expires_at
 )
-SELECT id, expires_at, NULL::int AS wait_ms, NULL::text AS reason FROM granted
+SELECT id, expires_at, NULL::int AS wait_ms, NULL::text AS reason, EXISTS (SELECT 1 FROM call) AS rated FROM granted
 UNION ALL
-SELECT NULL, NULL, greatest(0, ceil(extract(epoch FROM b.ask_at - b.at) * 1000))::int, 'rate'
+SELECT NULL, NULL, greatest(0, ceil(extract(epoch FROM b.ask_at - b.at) * 1000))::int, 'rate', true
 FROM booked b
 UNION ALL
 SELECT NULL, NULL,
        CASE WHEN bool_or(p.state = 'active') IS NOT FALSE THEN NULL
             ELSE greatest(0, ceil(extract(epoch FROM min(p.held_until) - now()) * 1000))::int END,
-       'capacity'
+       'capacity', false
 FROM authority au
 LEFT JOIN adapter_permit p ON p.adapter = $4 AND p.operation_class = $5 AND p.state <> 'released'
 WHERE NOT EXISTS (SELECT 1 FROM granted) AND NOT EXISTS (SELECT 1 FROM call WHERE opens_at > at)

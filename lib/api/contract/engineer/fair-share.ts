@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
-import { FAIRNESS_RULES, MAX_LIMIT_PER_KEY } from "@/lib/definitions/workflow";
+import { FAIRNESS_RULES, KIND_PATTERN, MAX_LIMIT_PER_KEY } from "@/lib/definitions/workflow";
 import type { KindFairShare } from "@/lib/fair-share/settings";
 import type { FairShareView } from "@/lib/fair-share/view";
 import { operation, timestamp } from "../common";
@@ -60,9 +60,16 @@ export type FairShareViewDto = z.output<typeof fairShareViewSchema>;
 const _sameView: (view: FairShareView) => z.input<typeof fairShareViewSchema> = (view) => view;
 void _sameView;
 
-export const fairShareKindParams = z.object({ kind: z.string().min(1).max(100) });
+/** A kind as defineWorkflow spells it: anything else names no kind (404). */
+export const fairShareKindParams = z.object({ kind: z.string().regex(KIND_PATTERN, "a workflow kind") });
 
-const reason = z.string().trim().min(1).max(500).meta({ description: "Why: recorded in the audit log" });
+const reason = z
+  .string()
+  .trim()
+  .min(1)
+  .max(500)
+  .regex(/^[^\u0000]*$/, "must not contain NUL characters")
+  .meta({ description: "Why: recorded in the audit log" });
 
 export const overrideFairShareBody = z
   .strictObject({
