@@ -20,8 +20,9 @@ export const MAX_TERM = "9223372036854775807";
  * kinds, $3 versions, pairwise): highest priority first, then lowest fair-share position (keys
  * take turns: migration 20261207100000_fair_share), then oldest eligibility. A step queued behind
  * its concurrency key (eligible at 'infinity') is not claimable; the index step_claim_idx holds
- * exactly the claimable ready steps in this order. Each claim bumps the step's fencing term and writes a new attempt
- * carrying its lease, in this one statement; the lease's `acquired` event is the attempt's start.
+ * exactly the claimable ready steps in this order. Each claim bumps the step's fencing term and
+ * writes a new attempt carrying its lease, in this one statement; the lease's `acquired` event is
+ * the attempt's start.
  * The lease never reaches past the attempt deadline minus its grace. Nothing is
  * claimed while an epoch transition is in progress, nor for a destination left blocked by one.
  *
