@@ -8,12 +8,18 @@ import { expect, type APIRequestContext, type APIResponse } from "@playwright/te
 
 export type DeliveryInput = { recipient: string; message: string; deliverVia?: "idempotent" | "queryable" | "opaque" };
 
-export async function createDelivery(request: APIRequestContext, input: DeliveryInput, idempotencyKey?: string): Promise<APIResponse> {
+/** `options`: the request's fair share (concurrencyKey, priority), as an app sets them. */
+export async function createDelivery(
+  request: APIRequestContext,
+  input: DeliveryInput,
+  idempotencyKey?: string,
+  options: { concurrencyKey?: string; priority?: number } = {},
+): Promise<APIResponse> {
   let response: APIResponse | undefined;
   await expect(async () => {
     response = await request.post("/api/requests", {
       headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {},
-      data: { kind: "delivery", input },
+      data: { kind: "delivery", input, ...options },
     });
     const body = response.status() === 422 ? ((await response.json()) as { code?: string }) : {};
     expect(body.code, "the demo workers have registered the delivery kind").not.toBe("unknown-kind");

@@ -43,6 +43,7 @@ export const engineerKeys = {
   step: (id: string) => ["engineer", "step", id] as const,
   metrics: (query: string) => ["engineer", "metrics", query] as const,
   workers: () => ["engineer", "workers"] as const,
+  fairShare: () => ["engineer", "fair-share"] as const,
   faults: () => ["engineer", "lab", "faults"] as const,
 };
 

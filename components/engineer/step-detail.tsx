@@ -117,7 +117,13 @@ export function StepDetailView({ initial }: { initial: StepDetail }) {
         <div>
           <dt>Next mode · eligible</dt>
           <dd>
-            {step.nextMode.replaceAll("_", " ")} · <Time value={step.nextEligibleAt} />
+            {step.nextMode.replaceAll("_", " ")} · {step.nextEligibleAt === null ? "when its concurrency key has room" : <Time value={step.nextEligibleAt} />}
+          </dd>
+        </div>
+        <div>
+          <dt>Priority · concurrency key</dt>
+          <dd>
+            {step.priority} · {step.concurrencyKey === null ? <span className="muted">none</span> : <span className="mono">{step.concurrencyKey}</span>}
           </dd>
         </div>
         <div>

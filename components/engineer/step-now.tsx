@@ -37,6 +37,8 @@ export function StepNow({ detail }: { detail: StepDetail }) {
     sentence = <>Term {openLease.fencingTerm} is past its expiry on the database clock; the recovery scan has not observed it yet.</>;
   } else if (step.state === "ready" && unserved) {
     sentence = <>Waiting to be claimed, but {unserved}: start a worker that serves it. No lease is held while it waits.</>;
+  } else if (step.state === "ready" && step.nextEligibleAt === null) {
+    sentence = <>Queued behind its concurrency key{step.stateReason ? ` (${step.stateReason})` : ""}: it is let in when one of the key&apos;s steps ends. No lease is held while it waits.</>;
   } else if (step.state === "ready") {
     sentence = (
       <>

@@ -12,6 +12,7 @@ const sections: readonly { href: string; label: string; needs: Section }[] = [
   { href: "/review", label: "Review queue", needs: "review" },
   { href: "/metrics", label: "Metrics", needs: "technical" },
   { href: "/workers", label: "Workers", needs: "technical" },
+  { href: "/fair-share", label: "Fair share", needs: "technical" },
   { href: "/audit", label: "Audit log", needs: "audit" },
   { href: "/admin", label: "Admin", needs: "admin" },
 ];

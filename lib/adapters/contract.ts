@@ -22,6 +22,14 @@ export type RepetitionPolicy = (typeof REPETITION_POLICIES)[number];
 
 export type OperationClass = "create" | "query";
 
+/**
+ * A destination's declared rate, enforced by the database at the permit across every worker:
+ * at most `perSecond` calls start in any one second (each call slot is used at most once per
+ * window of a second plus a margin for calls that start late), and at most `burst` of them at
+ * once, the rest spaced 1/perSecond apart.
+ */
+export type AdapterRate = { readonly perSecond: number; readonly burst: number };
+
 /** An adapter's registered contract: its promises with its limits, as recovery reads them and the dashboard shows them. */
 export type AdapterContract = {
   readonly name: string;
@@ -35,6 +43,8 @@ export type AdapterContract = {
   /** One call's wait; must be shorter than the attempt deadline of any step class that uses it. */
   readonly timeoutMs: number;
   readonly concurrencyLimit: number;
+  /** Null when the destination declares no rate. */
+  readonly rate: AdapterRate | null;
   readonly operationClasses: readonly OperationClass[];
 };
 
@@ -49,5 +59,6 @@ export const pureContract: AdapterContract = {
   repetition: "safe",
   timeoutMs: 10_000,
   concurrencyLimit: 1_000,
+  rate: null,
   operationClasses: ["create"],
 };

@@ -5,6 +5,7 @@
  */
 import { createDocument, type ZodOpenApiPathsObject } from "zod-openapi";
 import { eventPaths } from "./contract/events";
+import { fairSharePaths } from "./contract/engineer/fair-share";
 import { labPaths } from "./contract/engineer/lab";
 import { metricsPaths } from "./contract/engineer/metrics";
 import { requestsPaths } from "./contract/engineer/requests";
@@ -41,7 +42,7 @@ export function openApiDocument() {
         "Multi-step requests with durable receipts. Errors are application/problem+json (RFC 9457) with a stable `code`; " +
         "`type` is urn:fenceline:problem:<code>. End users reach a request only through its tracking token.",
     },
-    paths: joinPaths(publicPaths, eventPaths, staffPaths, supportPaths, requestsPaths, stepsPaths, metricsPaths, workersPaths, labPaths, workerPaths, webhookPaths),
+    paths: joinPaths(publicPaths, eventPaths, staffPaths, supportPaths, requestsPaths, stepsPaths, metricsPaths, workersPaths, labPaths, workerPaths, webhookPaths, fairSharePaths),
     components: {
       schemas: { Problem: problemSchema },
       securitySchemes: {

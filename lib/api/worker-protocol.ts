@@ -206,8 +206,8 @@ const handlers: Handlers = {
     return respond(
       "acquire-permit",
       isPermit(outcome)
-        ? { permit: { permitId: outcome.permitId, expiresAt: outcome.expiresAt.toISOString() }, refusal: null }
-        : { permit: null, refusal: { waitMs: outcome.waitMs } },
+        ? { permit: { permitId: outcome.permitId, expiresAt: outcome.expiresAt.toISOString(), rated: outcome.rated }, refusal: null }
+        : { permit: null, refusal: { waitMs: outcome.waitMs, reason: outcome.reason } },
     );
   },
   "release-permit": async (pool, body, worker) => {

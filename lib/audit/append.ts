@@ -25,7 +25,9 @@ export type AuditAction =
   | "webhook_endpoint.registered"
   | "webhook_endpoint.disabled"
   | "webhook_endpoint.deleted"
-  | "webhook.redelivered";
+  | "webhook.redelivered"
+  | "fair_share.overridden"
+  | "fair_share.override_cleared";
 
 export type AuditEntry = {
   readonly actor: string;

@@ -19,13 +19,14 @@ export type Permission =
   | "scrape-tokens:manage"
   | "epoch:transition"
   | "webhooks:manage"
-  | "webhooks:redeliver";
+  | "webhooks:redeliver"
+  | "fair-share:manage";
 
 const GRANTS: Record<StaffRole, readonly Permission[]> = {
   support: ["review:read", "review:resolve"],
   // Engineers see cases as evidence but settle none unless they also hold support.
   engineer: ["review:read", "technical:read", "lease:revoke", "lab:operate", "audit:read", "webhooks:redeliver"],
-  admin: ["accounts:manage", "worker-tokens:manage", "app-keys:manage", "scrape-tokens:manage", "audit:read", "epoch:transition", "webhooks:manage"],
+  admin: ["accounts:manage", "worker-tokens:manage", "app-keys:manage", "scrape-tokens:manage", "audit:read", "epoch:transition", "webhooks:manage", "fair-share:manage"],
 };
 
 export function may(roles: readonly StaffRole[], permission: Permission): boolean {

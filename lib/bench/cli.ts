@@ -4,7 +4,9 @@
  *
  *   npm run bench                         all measurements, a readable table with ratios
  *   npm run bench -- --json               the same; the last stdout line is one JSON object
- *   npm run bench -- --only throughput,latency,recovery,dashboard
+ *   npm run bench -- --only throughput,latency,recovery,dashboard,noisy-neighbour
+ *   npm run bench -- --only noisy-neighbour --rounds 3   (fair share: one key's 10,000 requests
+ *                                          against nine keys' 10, fairness on and off)
  *   npm run bench -- --steps 2000 --scale 0.01 --latency-seconds 5 --rounds 3
  *   npm run bench -- --only throughput --skip-analyze   (tables without statistics, see docs/benchmarks)
  *   npm run bench -- --only throughput --engines fencelineDirect,graphileTuned
@@ -31,15 +33,16 @@ import { percentile, round, sleep } from "./stats";
 import { measureProfile, type ProfileResult } from "./profile";
 import { measureCluster, type ClusterResult } from "./cluster";
 import { measureFailover, type FailoverRow } from "./failover";
+import { measureNoisyNeighbour, type NoisyNeighbourResult } from "./fair-share";
 import { measureThroughput, type ThroughputResult } from "./throughput";
 import { DEFAULT_JOBS_PER_FAULT, renderScorecard, runScorecard, SCORECARD_SEED, untilInterrupted, type ScorecardResult } from "./scorecard/scorecard";
 import { SCORECARD_ENGINES } from "./scorecard/types";
 import { CONTRACTS } from "@/lib/scenarios/types";
 import { peerVersions } from "./peers";
 
-const PARTS = ["throughput", "latency", "recovery", "dashboard", "scorecard", "profile", "cluster", "failover"] as const;
+const PARTS = ["throughput", "latency", "recovery", "dashboard", "scorecard", "noisy-neighbour", "profile", "cluster", "failover"] as const;
 type Part = (typeof PARTS)[number];
-const DEFAULT_PARTS: readonly Part[] = ["throughput", "latency", "recovery", "dashboard", "scorecard"];
+const DEFAULT_PARTS: readonly Part[] = ["throughput", "latency", "recovery", "dashboard", "scorecard", "noisy-neighbour"];
 const PROFILE_BATCH = 50;
 const QUIESCE_MS = 2_000;
 const THROUGHPUT_ENGINES: readonly EngineName[] = ["fencelineDirect", "graphileTuned", "fencelineHttp", "dbosTuned", "graphileDefault", "pgBoss", "dbosDefault"];
@@ -65,7 +68,7 @@ const { values } = command({
     steps: { type: "string", valueName: "n", default: "20000", description: "no-op steps per throughput run" },
     scale: { type: "string", valueName: "x", default: "1", description: "dashboard seed size (1 = 1M steps, 10M lease events; generated once and kept)" },
     "latency-seconds": { type: "string", valueName: "s", default: "20", description: "length of each start-latency run" },
-    rounds: { type: "string", valueName: "n", default: "1", description: "rounds of throughput, latency and failover (medians are reported)" },
+    rounds: { type: "string", valueName: "n", default: "1", description: "rounds of throughput, latency, noisy neighbour and failover (medians are reported)" },
     samples: { type: "string", valueName: "n", default: "200", description: "dashboard reads per query" },
     replicas: { type: "string", valueName: "counts", default: "1,2,4", description: "protocol servers behind the balancer in the cluster part" },
     "skip-analyze": { type: "boolean", description: "leave freshly filled tables without statistics (the state before autovacuum's first analyse)" },
@@ -228,6 +231,11 @@ async function main(): Promise<void> {
     if (scorecard && !scorecard.fencelineHolds) failures.push({ measurement: "scorecard", error: "Fenceline broke one of its promises: see the scorecard's rows" });
   }
 
+  let noisyNeighbour: NoisyNeighbourResult | null = null;
+  if (parts.has("noisy-neighbour")) {
+    noisyNeighbour = await attempt("noisy neighbour", () => measureNoisyNeighbour(rounds, log));
+  }
+
   let profile: ProfileResult | null = null;
   if (parts.has("profile")) {
     log(`profile: ${steps} steps, claims and receipt batches of ${PROFILE_BATCH}, one connection`);
@@ -287,6 +295,7 @@ async function main(): Promise<void> {
       : {},
     workerRssMb: fencelineRss.length > 0 ? Math.max(...fencelineRss) : null,
     dbosWorkerRssMb: dbosRss.length > 0 ? Math.max(...dbosRss) : null,
+    noisyNeighbour: noisyNeighbour ? { shape: noisyNeighbour.shape, on: noisyNeighbour.on, off: noisyNeighbour.off } : null,
     cluster,
     failover,
     scorecard,
@@ -305,6 +314,7 @@ async function main(): Promise<void> {
       recovery,
       dashboard,
       profile,
+      noisyNeighbourRuns: noisyNeighbour?.runs ?? [],
     },
   };
 
@@ -312,6 +322,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } else {
     printTable(result, throughput, latency, recovery, dashboard, profile);
+    if (noisyNeighbour) printNoisyNeighbour(noisyNeighbour);
     if (cluster) printCluster(cluster);
     if (failover) printFailover(failover);
     if (scorecard) process.stdout.write(`\n${renderScorecard(scorecard)}\n`);
@@ -432,3 +443,17 @@ function printFailover(rows: readonly FailoverRow[]): void {
 
 await main();
 await exit(failures.length > 0 ? 1 : 0);
+
+function printNoisyNeighbour(result: NoisyNeighbourResult): void {
+  const out = (line = "") => process.stdout.write(`${line}\n`);
+  const { shape, on, off } = result;
+  out();
+  out(
+    `Noisy neighbour (fair share): ${shape.bigRequests} requests on one concurrency key, then ${shape.smallRequests} on each of ${shape.smallKeys} others, ` +
+      `no-op steps, ms from the first claim to each key's last receipt (medians of ${result.runs.length / 2} round(s))`,
+  );
+  out(`${"fairness".padEnd(10)}${"small keys, median".padStart(20)}${"small keys, last".padStart(18)}${"big key".padStart(10)}`);
+  for (const [name, row] of [["on", on], ["off", off]] as const) {
+    out(`${name.padEnd(10)}${String(row.smallKeyMedianMs).padStart(20)}${String(row.smallKeyMaxMs).padStart(18)}${String(row.bigKeyMs).padStart(10)}`);
+  }
+}

@@ -66,6 +66,7 @@ async function writeReference(out: string): Promise<void> {
     intentionallyNotExported: [
       "AttemptMode",
       "EVENT_WAIT_STATES",
+      "FAIRNESS_RULES",
       "HeaderSource",
       "MilestoneStatus",
       "NewName",

@@ -34,6 +34,15 @@ export type CreateOptions = {
   readonly version?: number;
   /** Overrides the workflow's own deadline. */
   readonly deadline?: Date;
+  /** 1–9, higher claimed first. @defaultValue the workflow's `fairShare.priority` (5 unless it says otherwise) */
+  readonly priority?: number;
+  /**
+   * The tenant or customer this request counts against, e.g. your customer's id (1–200
+   * characters). The workflow's limit on steps in flight applies per key, and keys take turns,
+   * so one customer's thousands of requests do not hold up another's few. Without one, the
+   * request is a key of its own.
+   */
+  readonly concurrencyKey?: string;
 };
 
 /** A created (or, with its idempotency key, found again) request. */
@@ -171,7 +180,14 @@ export function createClient(options: ClientOptions): FencelineClient {
         const { status, data } = await call<RequestRecord>({
           method: "POST",
           path: "/api/requests",
-          body: { kind, input, version: createOptions.version, deadline: createOptions.deadline?.toISOString() },
+          body: {
+            kind,
+            input,
+            version: createOptions.version,
+            deadline: createOptions.deadline?.toISOString(),
+            priority: createOptions.priority,
+            concurrencyKey: createOptions.concurrencyKey,
+          },
           headers: createOptions.idempotencyKey === undefined ? {} : { "idempotency-key": createOptions.idempotencyKey },
         });
         return { ...withTrackingUrl(data), created: status === 201 };

@@ -5,7 +5,7 @@
  * The engine chooses recovery from the contract alone, so the same evidence is decided the same
  * way for every adapter with the same promises.
  */
-import { pureContract, type AdapterContract, type RepetitionPolicy } from "@/lib/adapters/contract";
+import { pureContract, type AdapterContract, type AdapterRate, type RepetitionPolicy } from "@/lib/adapters/contract";
 import { REPETITION_POLICIES } from "@/lib/engine/vocabulary";
 import { DefinitionError } from "./errors";
 
@@ -81,6 +81,14 @@ export type AdapterOptions<Payload, Result = unknown> = {
   /** Calls to this destination in flight at once, across every worker. */
   readonly concurrencyLimit: number;
   /**
+   * Calls the destination allows per second, across every worker: at most `perSecond` start in
+   * any one second, and at most `burst` (default `perSecond`) at once. A step that finds no call
+   * slot free waits without a lease, as after a 429, and says so on its page. None by default.
+   *
+   * @example `rate: { perSecond: 10, burst: 2 }`: ten calls a second, never more than two at once.
+   */
+  readonly rate?: { readonly perSecond: number; readonly burst?: number };
+  /**
    * Calls the destination once. Return its answer when it applied the effect. Throw
    * `RateLimited`, `DefiniteFailure` or `StaleTermRejected` when it answered that nothing was
    * applied, and `UnknownOutcome` (or anything else) when you cannot tell: recovery then decides
@@ -111,6 +119,20 @@ export type AdapterDefinition<Payload = unknown, Result = unknown> = {
 const NAME = /^[a-z0-9][a-z0-9._-]{0,99}$/;
 /** The built-in adapters of wait steps (`fenceline.timer`, `fenceline.event`) are named under it. */
 export const BUILT_IN_PREFIX = "fenceline.";
+/** The highest rate an adapter may declare. */
+export const MAX_RATE_PER_SECOND = 10_000;
+
+/** The problems of a declared rate, or none. */
+export function rateProblems(rate: { perSecond?: unknown; burst?: unknown }): string[] {
+  const problems: string[] = [];
+  const { perSecond, burst } = rate;
+  const perSecondValid = Number.isInteger(perSecond) && (perSecond as number) >= 1 && (perSecond as number) <= MAX_RATE_PER_SECOND;
+  if (!perSecondValid) problems.push(`rate.perSecond must be an integer from 1 to ${MAX_RATE_PER_SECOND}, got ${JSON.stringify(perSecond)}`);
+  if (burst !== undefined && (!Number.isInteger(burst) || (burst as number) < 1 || (perSecondValid && (burst as number) > (perSecond as number)))) {
+    problems.push(`rate.burst must be an integer from 1 to rate.perSecond, got ${JSON.stringify(burst)}`);
+  }
+  return problems;
+}
 const VERSION = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;
 
 /** The problems of an adapter's options, or none. */
@@ -135,6 +157,10 @@ function problemsOf<Payload, Result>(options: AdapterOptions<Payload, Result>): 
     problems.push("repetition idempotency_protected needs idempotencyKeys or fenceEnforcement: something must stop a repeat");
   }
   if (contract.repetition === "reconcilable" && !contract.statusQuery) problems.push("repetition reconcilable needs statusQuery: a repeat is settled by asking");
+  if (options.rate !== undefined) {
+    if (options.rate === null || typeof options.rate !== "object") problems.push("rate must be an object: { perSecond, burst? }");
+    else problems.push(...rateProblems(options.rate));
+  }
   if (options.epochAdminUrl !== undefined) {
     if (!contract.fenceEnforcement) problems.push("epochAdminUrl is only for destinations that enforce fencing terms");
     if (!URL.canParse(options.epochAdminUrl)) problems.push(`epochAdminUrl is not a URL: ${JSON.stringify(options.epochAdminUrl)}`);
@@ -177,6 +203,7 @@ export function defineAdapter<Payload = unknown, Result = unknown>(options: Adap
       repetition: contract.repetition,
       timeoutMs: options.timeoutMs,
       concurrencyLimit: options.concurrencyLimit,
+      rate: rateOf(options.rate),
       operationClasses: contract.statusQuery ? (["create", "query"] as const) : (["create"] as const),
     }),
     epochAdminUrl: options.epochAdminUrl ?? null,
@@ -184,3 +211,6 @@ export function defineAdapter<Payload = unknown, Result = unknown>(options: Adap
     query: options.query ? options.query.bind(options) : null,
   });
 }
+
+const rateOf = (rate: AdapterOptions<unknown>["rate"]): AdapterRate | null =>
+  rate === undefined ? null : Object.freeze({ perSecond: rate.perSecond, burst: rate.burst ?? rate.perSecond });

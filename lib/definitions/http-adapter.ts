@@ -21,7 +21,7 @@
  * extracted reference, 404 is not found, anything else leaves the question open.
  */
 import { DefiniteFailure, DestinationCallError, RateLimited, StaleTermRejected, UnknownOutcome } from "@/lib/adapters/call-outcome";
-import { defineAdapter, type AdapterAnswer, type AdapterCall, type AdapterDefinition, type AdapterPromises, type AdapterStatusAnswer } from "./adapter";
+import { defineAdapter, type AdapterAnswer, type AdapterCall, type AdapterDefinition, type AdapterOptions, type AdapterPromises, type AdapterStatusAnswer } from "./adapter";
 import { DefinitionError } from "./errors";
 
 /** What came back from the API: its status, headers and body (parsed when it is JSON, else the text). */
@@ -79,6 +79,8 @@ export type HttpAdapterOptions<Payload> = {
   readonly contract: AdapterPromises;
   readonly timeoutMs: number;
   readonly concurrencyLimit: number;
+  /** As in `defineAdapter`: calls per second the API allows, across every worker. */
+  readonly rate?: AdapterOptions<Payload>["rate"];
   /** The request one step makes: its method (POST unless said), URL, headers and body (the step's payload as JSON unless said). */
   readonly request: {
     readonly method?: "POST" | "PUT" | "PATCH" | "DELETE" | "GET";
@@ -305,6 +307,7 @@ export function httpAdapter<Payload = unknown>(options: HttpAdapterOptions<Paylo
     contract: options.contract,
     timeoutMs: options.timeoutMs,
     concurrencyLimit: options.concurrencyLimit,
+    ...(options.rate !== undefined ? { rate: options.rate } : {}),
     invoke,
     ...(query ? { query } : {}),
     ...(options.epochAdminUrl !== undefined ? { epochAdminUrl: options.epochAdminUrl } : {}),

@@ -4,9 +4,9 @@
  * them in PostgreSQL, creates requests from them and decides recovery by their contracts; the
  * functions stay in the worker.
  */
-import { cycleThrough, isAdapterChoice, type Milestone, type WaitDefinition, type WorkflowDefinition, workflowKey } from "./workflow";
-import type { AdapterDefinition } from "./adapter";
-import type { RepetitionPolicy } from "@/lib/adapters/contract";
+import { cycleThrough, fairShareProblems, isAdapterChoice, type FairShare, type Milestone, type WaitDefinition, type WorkflowDefinition, workflowKey } from "./workflow";
+import { rateProblems, type AdapterDefinition } from "./adapter";
+import type { AdapterRate, RepetitionPolicy } from "@/lib/adapters/contract";
 import { DefinitionError } from "./errors";
 
 export type RegisteredAdapterRef = { readonly name: string; readonly version: string };
@@ -18,6 +18,8 @@ export type RegisteredAdapter = RegisteredAdapterRef & {
   readonly repetition: RepetitionPolicy;
   readonly timeoutMs: number;
   readonly concurrencyLimit: number;
+  /** Calls per second the destination allows, and how many may start at once; null when it declares none. */
+  readonly rate: AdapterRate | null;
   /** Where the destination's epoch is administered. A location, not a promise: not part of the shape. */
   readonly epochAdminUrl: string | null;
 };
@@ -42,6 +44,7 @@ export type RegisteredWorkflow = {
   readonly inputSchema: Record<string, unknown>;
   readonly title: string | null;
   readonly deadlineMs: number | null;
+  readonly fairShare: FairShare;
   readonly steps: readonly RegisteredStep[];
 };
 
@@ -60,6 +63,7 @@ export function registeredAdapter(adapter: AdapterDefinition<never>): Registered
     repetition: contract.repetition,
     timeoutMs: contract.timeoutMs,
     concurrencyLimit: contract.concurrencyLimit,
+    rate: contract.rate,
     epochAdminUrl: adapter.epochAdminUrl,
   };
 }
@@ -71,6 +75,7 @@ export function registeredWorkflow(workflow: WorkflowDefinition): RegisteredWork
     inputSchema: workflow.inputSchema,
     title: workflow.title,
     deadlineMs: workflow.deadlineMs,
+    fairShare: workflow.fairShare,
     steps: workflow.steps.map((step) => ({
       name: step.name,
       class: step.class,
@@ -194,12 +199,14 @@ export function problemsOfRegistration(registration: Registration): string[] {
     const key = `${adapter.name}@${adapter.version}`;
     if (adapters.has(key)) problems.push(`adapter ${key} is given twice`);
     adapters.add(key);
+    if (adapter.rate !== null) problems.push(...rateProblems(adapter.rate).map((problem) => `adapter ${key}: ${problem}`));
   }
   const workflows = new Set<string>();
   for (const workflow of registration.workflows) {
     const key = workflowKey(workflow);
     if (workflows.has(key)) problems.push(`workflow ${key} is given twice`);
     workflows.add(key);
+    problems.push(...fairShareProblems(workflow.fairShare).map((problem) => `workflow ${key}: ${problem}`));
     const names = new Set<string>();
     for (const step of workflow.steps) {
       if (names.has(step.name)) problems.push(`workflow ${key}: step ${step.name} is given twice`);

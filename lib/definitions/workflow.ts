@@ -83,6 +83,53 @@ export type StepOptions<Input, Payload> = StepBasics &
       }
   );
 
+/**
+ * How the claim shares workers between a kind's concurrency keys (the tenants or customers an app
+ * names per request, `concurrencyKey`), and the kind's default priority.
+ *
+ * - `round-robin`: keys take turns. A request takes its place one turn after its key's previous
+ *   request, so with one key holding 10,000 waiting requests and another holding 10, the other's
+ *   i-th request waits for at most i requests of each key with work ahead of it.
+ * - `oldest-first`: keys do not change the order; requests are taken oldest first (the limit per
+ *   key still applies).
+ *
+ * Priority comes first: a request of a higher priority is claimed before any of a lower one,
+ * whatever its key; the turns are taken among requests of the same priority. A request without a
+ * key is a key of its own.
+ */
+export type Fairness = (typeof FAIRNESS_RULES)[number];
+
+/** What `defineWorkflow({ fairShare })` takes. */
+export type FairShareOptions = {
+  /**
+   * Steps of one concurrency key in flight at once (ready to claim, running, or waiting to retry).
+   * Beyond it a step waits behind its key, holding no lease, until one of its key's steps ends.
+   * No limit by default.
+   */
+  readonly limitPerKey?: number;
+  /** How keys share the workers. @defaultValue "round-robin" */
+  readonly fairness?: Fairness;
+  /** The priority of this kind's requests that do not name one: 1–9, higher first. @defaultValue 5 */
+  readonly priority?: number;
+};
+
+/** A kind's fair share with its defaults filled in. An admin may override `limitPerKey` and `fairness`. */
+export type FairShare = {
+  readonly limitPerKey: number | null;
+  readonly fairness: Fairness;
+  readonly priority: number;
+};
+
+export const FAIRNESS_RULES = ["round-robin", "oldest-first"] as const;
+export const MIN_PRIORITY = 1;
+export const MAX_PRIORITY = 9;
+export const DEFAULT_PRIORITY = 5;
+/** A request's concurrency key is 1–200 characters. */
+export const MAX_CONCURRENCY_KEY_LENGTH = 200;
+/** The largest limit per key a kind may declare. */
+export const MAX_LIMIT_PER_KEY = 10_000;
+export const DEFAULT_FAIR_SHARE: FairShare = Object.freeze({ limitPerKey: null, fairness: "round-robin", priority: DEFAULT_PRIORITY });
+
 /** What {@link defineWorkflow} takes: the kind, its version, its input schema, and (in the compact form) its steps. */
 export type WorkflowOptions<Kind extends string, Schema extends z.ZodType, Payloads extends Record<string, unknown>> = WorkflowHeader<Kind, Schema> & {
   /** The steps in order; the order is the milestones' order. */
@@ -101,6 +148,8 @@ export type WorkflowHeader<Kind extends string, Schema extends z.ZodType> = {
   readonly title?: string;
   /** How long a request stays useful, in milliseconds; none by default. */
   readonly deadlineMs?: number;
+  /** Limit per concurrency key, how keys share the workers, default priority: see {@link FairShareOptions}. */
+  readonly fairShare?: FairShareOptions;
 };
 
 /** A wait step's room as the definition declares it: what the server keeps, and how an attempt works out its request. */
@@ -144,6 +193,7 @@ export type WorkflowDefinition<Kind extends string = string, Input = unknown, Pa
   readonly inputSchema: Record<string, unknown>;
   readonly title: string | null;
   readonly deadlineMs: number | null;
+  readonly fairShare: FairShare;
   readonly steps: readonly StepDefinition[];
   /** Only a type: the steps' results by name. Never set. */
   readonly results?: Results;
@@ -198,7 +248,8 @@ export type WorkflowBuilder<Kind extends string, Input, Parsed, Results> = Workf
 export const MAX_STEPS = 64;
 const MAX_ATTEMPT_BUDGET = 1_000;
 const MAX_WORDS = 200;
-const KIND = /^[a-z0-9][a-z0-9._-]{0,99}$/;
+/** A kind: 1–100 lower-case letters, digits, ".", "_" or "-", starting with a letter or digit. */
+export const KIND_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
 const STEP_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
 const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
@@ -266,11 +317,19 @@ export function cycleThrough(steps: readonly { name: string; dependsOn: readonly
 
 const defaultRun = async (ctx: StepContext<unknown, unknown>): Promise<StepOutcome> => effect(await ctx.invoke(ctx.input));
 
-type Header = { readonly kind: string; readonly version: number; readonly input: z.ZodType; readonly inputSchema: Record<string, unknown>; readonly title: string | null; readonly deadlineMs: number | null };
+type Header = {
+  readonly kind: string;
+  readonly version: number;
+  readonly input: z.ZodType;
+  readonly inputSchema: Record<string, unknown>;
+  readonly title: string | null;
+  readonly deadlineMs: number | null;
+  readonly fairShare: FairShare;
+};
 
 /** Checks the kind, version, input, title and deadline; the input's JSON Schema when they are sound. */
 function headerOf(options: WorkflowHeader<string, z.ZodType>, problems: string[]): Header {
-  if (typeof options.kind !== "string" || !KIND.test(options.kind)) {
+  if (typeof options.kind !== "string" || !KIND_PATTERN.test(options.kind)) {
     problems.push(`kind must be 1–100 lower-case letters, digits, ".", "_" or "-", got ${JSON.stringify(options.kind)}`);
   }
   if (!Number.isInteger(options.version) || options.version < 1 || options.version > 2_147_483_647) {
@@ -288,7 +347,8 @@ function headerOf(options: WorkflowHeader<string, z.ZodType>, problems: string[]
   if (options.deadlineMs !== undefined && (!Number.isInteger(options.deadlineMs) || options.deadlineMs < 1)) {
     problems.push(`deadlineMs must be a positive integer, got ${options.deadlineMs}`);
   }
-  return { kind: options.kind, version: options.version, input: options.input, inputSchema, title: options.title ?? null, deadlineMs: options.deadlineMs ?? null };
+  const fairShare = fairShareOf(options.fairShare, problems);
+  return { kind: options.kind, version: options.version, input: options.input, inputSchema, title: options.title ?? null, deadlineMs: options.deadlineMs ?? null, fairShare };
 }
 
 const fieldsOf = (inputSchema: Record<string, unknown>): Set<string> => new Set(Object.keys((inputSchema.properties as Record<string, unknown> | undefined) ?? {}));
@@ -440,6 +500,36 @@ export function defineWorkflow(options: WorkflowHeader<string, z.ZodType> & { re
   if (cycle) problems.push(`steps form a cycle through "${cycle}"`);
   if (problems.length > 0) throw new DefinitionError(`workflow ${options.kind}@${options.version}`, problems);
   return Object.freeze(definitionOf(header, steps));
+}
+
+/** The problems of a fair-share value (as defined, or as it came over the wire), or none. */
+export function fairShareProblems(fairShare: { limitPerKey?: unknown; fairness?: unknown; priority?: unknown }): string[] {
+  const problems: string[] = [];
+  const { limitPerKey, fairness, priority } = fairShare;
+  if (limitPerKey !== undefined && limitPerKey !== null && (!Number.isInteger(limitPerKey) || (limitPerKey as number) < 1 || (limitPerKey as number) > MAX_LIMIT_PER_KEY)) {
+    problems.push(`fairShare.limitPerKey must be an integer from 1 to ${MAX_LIMIT_PER_KEY}, got ${JSON.stringify(limitPerKey)}`);
+  }
+  if (fairness !== undefined && !FAIRNESS_RULES.includes(fairness as Fairness)) {
+    problems.push(`fairShare.fairness must be one of ${FAIRNESS_RULES.map((rule) => JSON.stringify(rule)).join(", ")}, got ${JSON.stringify(fairness)}`);
+  }
+  if (priority !== undefined && (!Number.isInteger(priority) || (priority as number) < MIN_PRIORITY || (priority as number) > MAX_PRIORITY)) {
+    problems.push(`fairShare.priority must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}, got ${JSON.stringify(priority)}`);
+  }
+  return problems;
+}
+
+function fairShareOf(options: FairShareOptions | undefined, problems: string[]): FairShare {
+  if (options === undefined) return DEFAULT_FAIR_SHARE;
+  if (options === null || typeof options !== "object") {
+    problems.push("fairShare must be an object");
+    return DEFAULT_FAIR_SHARE;
+  }
+  problems.push(...fairShareProblems(options));
+  return Object.freeze({
+    limitPerKey: options.limitPerKey ?? null,
+    fairness: options.fairness ?? DEFAULT_FAIR_SHARE.fairness,
+    priority: options.priority ?? DEFAULT_FAIR_SHARE.priority,
+  });
 }
 
 /** `kind@version`, the name a workflow version goes by everywhere. */

@@ -61,6 +61,8 @@ export type DemoTraffic = {
 };
 
 const RECIPIENTS = 20;
+/** The demo's app serves a few shops; each request counts against its shop for fair share. */
+const SHOPS = 4;
 
 export function startDemoTraffic(options: DemoTrafficOptions): DemoTraffic {
   if (!(options.ratePerMinute > 0)) throw new Error(`demo traffic needs a positive rate, got ${options.ratePerMinute}`);
@@ -73,7 +75,7 @@ export function startDemoTraffic(options: DemoTrafficOptions): DemoTraffic {
 
   let sequence = 1;
   // Kept until created: a retry after an error sends the same key with the same input.
-  let pending: { key: string; request: DeliveryRequest } | undefined;
+  let pending: { key: string; shop: string; request: DeliveryRequest } | undefined;
   let created = 0;
   let stopped = false;
   let due = Date.now();
@@ -83,15 +85,16 @@ export function startDemoTraffic(options: DemoTrafficOptions): DemoTraffic {
   const createNext = async (): Promise<void> => {
     pending ??= {
       key: `demo-${run}-${sequence}`,
+      shop: `shop-${(sequence % SHOPS) + 1}`,
       request: {
         recipient: `recipient-${(sequence % RECIPIENTS) + 1}@example.test`,
         message: `Order ${sequence}: your parcel is on its way`,
         deliverVia: pickDeliverVia(mix, random),
       },
     };
-    const { key, request } = pending;
+    const { key, shop, request } = pending;
     try {
-      const workflow = await options.client.requests.create<DeliveryWorkflow>(DELIVERY_KIND, request, { idempotencyKey: key });
+      const workflow = await options.client.requests.create<DeliveryWorkflow>(DELIVERY_KIND, request, { idempotencyKey: key, concurrencyKey: shop });
       pending = undefined;
       sequence += 1;
       if (workflow.created) created += 1;

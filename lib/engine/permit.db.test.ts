@@ -14,7 +14,9 @@ import { isPermit } from "./permit-policy";
 import type { Permit, PermitRequest } from "./types";
 import { commitReceipts } from "./receipt";
 import { registerSession } from "./session";
-import { createSingleStepWorkflows, truncateEngineTables, servedFor } from "./test-support";
+import { registerAdapters } from "./registration";
+import { RATE_WINDOW_MS } from "./sql/permit";
+import { createSingleStepWorkflows, servedFor, TEST_CONTRACTS, truncateEngineTables } from "./test-support";
 import type { LeaseHandle } from "./types";
 
 const request = (limit: number): PermitRequest => ({ adapter: "dest", operationClass: "create", limit, ttlMs: 5_000, requestIdentity: null });
@@ -50,7 +52,7 @@ describe("acquire and release", () => {
     const granted = [];
     for (const lease of held.slice(0, 3)) granted.push(await permitFor(db.pool, lease, 3));
     // Refused while calls are active: wait briefly, they end soon.
-    expect(await acquirePermit(db.pool, held[3]!, request(3))).toEqual({ waitMs: null });
+    expect(await acquirePermit(db.pool, held[3]!, request(3))).toEqual({ waitMs: null, reason: "capacity" });
 
     await releasePermit(db.pool, granted[0]!.permitId);
     await releasePermit(db.pool, granted[0]!.permitId);
@@ -118,5 +120,54 @@ describe("unknown outcomes keep their capacity", () => {
     await db.pool.query("UPDATE adapter_permit SET held_until = now() - interval '1 ms' WHERE state = 'held'");
     expect(await sweepPermits(db.pool, 100)).toBe(1);
     expect(await capacity(db.pool)).toEqual({ inUse: 0, counted: 0 });
+  });
+});
+
+describe("a destination's declared rate", () => {
+  // A version per declaration: a changed rate is a changed contract.
+  const rated = (perSecond: number, burst: number) => ({ ...TEST_CONTRACTS.idempotent, name: "dest", version: `${perSecond}-${burst}`, rate: { perSecond, burst } });
+
+  test("grants at most its calls per second, on the database clock, whatever the capacity left; the refusal says when the next slot opens", async ({ db }) => {
+    await registerAdapters(db.pool, [rated(3, 3)]);
+    const held = await leases(db.pool, 5);
+    for (const lease of held.slice(0, 3)) await permitFor(db.pool, lease, 100);
+    const refusal = await acquirePermit(db.pool, held[3]!, request(100));
+    expect(refusal).toMatchObject({ reason: "rate", waitMs: expect.any(Number) });
+    const waitMs = (refusal as { waitMs: number }).waitMs;
+    expect(waitMs).toBeGreaterThan(0);
+    expect(waitMs).toBeLessThanOrEqual(RATE_WINDOW_MS);
+    // A refusal takes nothing: the capacity and the slots are as they were.
+    expect(await capacity(db.pool)).toEqual({ inUse: 3, counted: 3 });
+    // The oldest slot opens a window after its call: move the database's record of the calls back by one.
+    await db.pool.query(`UPDATE adapter_call_slot SET called_at = called_at - ${RATE_WINDOW_MS} * interval '1 millisecond' WHERE adapter = 'dest' AND slot = 0`);
+    await db.pool.query(`UPDATE adapter_rate SET next_at = next_at - ${RATE_WINDOW_MS} * interval '1 millisecond' WHERE adapter = 'dest'`);
+    expect(isPermit(await acquirePermit(db.pool, held[3]!, request(100)))).toBe(true);
+    expect(await acquirePermit(db.pool, held[4]!, request(100))).toMatchObject({ reason: "rate" });
+  });
+
+  test("lets at most its burst go at once, the rest a 1/perSecond apart", async ({ db }) => {
+    await registerAdapters(db.pool, [rated(10, 2)]);
+    const held = await leases(db.pool, 3);
+    await permitFor(db.pool, held[0]!, 100);
+    await permitFor(db.pool, held[1]!, 100);
+    const refusal = await acquirePermit(db.pool, held[2]!, request(100));
+    expect(refusal).toMatchObject({ reason: "rate" });
+    expect((refusal as { waitMs: number }).waitMs).toBeLessThanOrEqual(100);
+  });
+
+  test("a capacity refusal takes no call slot", async ({ db }) => {
+    await registerAdapters(db.pool, [rated(2, 2)]);
+    const held = await leases(db.pool, 3);
+    await permitFor(db.pool, held[0]!, 1);
+    expect(await acquirePermit(db.pool, held[1]!, request(1))).toMatchObject({ reason: "capacity" });
+    const { rows } = await db.pool.query<{ calls: string }>("SELECT calls FROM adapter_rate WHERE adapter = 'dest'");
+    expect(rows).toEqual([{ calls: "1" }]);
+  });
+
+  test("declaring no rate in a later registration lifts it", async ({ db }) => {
+    await registerAdapters(db.pool, [rated(1, 1)]);
+    await registerAdapters(db.pool, [{ ...TEST_CONTRACTS.idempotent, name: "dest", version: "unrated" }]);
+    const held = await leases(db.pool, 3);
+    for (const lease of held) await permitFor(db.pool, lease, 100);
   });
 });

@@ -12,11 +12,11 @@ import type { LeaseHandle, Permit, PermitRefusal, PermitRequest } from "./types"
 
 /**
  * Takes a permit for the lease's attempt. Returns the permit, or a refusal saying how long to
- * wait when capacity is in use. A lease that no longer holds authority is a fenced write refused:
+ * wait when capacity is in use or the destination's rate allows no call now. A lease that no longer holds authority is a fenced write refused:
  * recorded as a fencing rejection, and raised as AuthorityLostError.
  */
 export async function acquirePermit(db: Queryable, lease: LeaseHandle, request: PermitRequest): Promise<Permit | PermitRefusal> {
-  const [row] = await run<{ id: string | null; expires_at: Date | null; wait_ms: number | null }>(db, sql.acquirePermit, [
+  const [row] = await run<{ id: string | null; expires_at: Date | null; wait_ms: number | null; reason: PermitRefusal["reason"] | null; rated: boolean }>(db, sql.acquirePermit, [
     lease.sessionId,
     lease.stepId,
     lease.fencingTerm.toString(),
@@ -31,8 +31,8 @@ export async function acquirePermit(db: Queryable, lease: LeaseHandle, request: 
     // Lost authority never returns, so a refusal always has its reason; anything else is a bug.
     throw rejection ?? new Error(`acquirePermit: step ${lease.stepId} term ${lease.fencingTerm} refused without a reason`);
   }
-  if (row.id !== null && row.expires_at !== null) return { permitId: row.id, expiresAt: row.expires_at };
-  return { waitMs: row.wait_ms };
+  if (row.id !== null && row.expires_at !== null) return { permitId: row.id, expiresAt: row.expires_at, rated: row.rated };
+  return { waitMs: row.wait_ms, reason: row.reason ?? "capacity" };
 }
 
 

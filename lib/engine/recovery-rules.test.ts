@@ -16,6 +16,7 @@ const opaque: AdapterContract = {
   repetition: "prohibited",
   timeoutMs: 10_000,
   concurrencyLimit: 1,
+  rate: null,
   operationClasses: ["create"],
 };
 const idempotent: AdapterContract = { ...opaque, name: "idempotent", idempotencyKeys: true, repetition: "idempotency_protected" };

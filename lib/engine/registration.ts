@@ -7,6 +7,8 @@
  * their definitions fix which adapters its steps run on.
  */
 import { differences, problemsOfRegistration, shapeOfAdapter, type Registration, type RegisteredAdapter, type RegisteredWorkflow } from "@/lib/definitions/registration";
+import { pureContract } from "@/lib/adapters/contract";
+import type { Fairness } from "@/lib/definitions/workflow";
 import { run, type Queryable } from "./db";
 import { DefinitionConflictError, InvalidDefinitionError } from "./errors";
 import * as sql from "./sql/registration";
@@ -21,6 +23,8 @@ type AdapterRow = {
   repetition: RegisteredAdapter["repetition"];
   timeout_ms: number;
   concurrency_limit: number;
+  rate_per_second: number | null;
+  rate_burst: number | null;
 };
 
 type WorkflowRow = {
@@ -30,7 +34,20 @@ type WorkflowRow = {
   title: string | null;
   deadline_ms: number | null;
   steps: RegisteredWorkflow["steps"];
+  limit_per_key: number | null;
+  fairness: Fairness;
+  default_priority: number;
 };
+
+const registeredOf = (row: WorkflowRow): RegisteredWorkflow => ({
+  kind: row.kind,
+  version: row.version,
+  inputSchema: row.input_schema,
+  title: row.title,
+  deadlineMs: row.deadline_ms,
+  fairShare: { limitPerKey: row.limit_per_key, fairness: row.fairness, priority: row.default_priority },
+  steps: row.steps,
+});
 
 /**
  * Stores the registration's definitions (new ones only), checks every one already stored has the
@@ -59,17 +76,12 @@ export async function registerDefinitions(db: Queryable, sessionId: string, regi
     workflows.map((w) => w.title),
     workflows.map((w) => w.deadlineMs),
     workflows.map((w) => JSON.stringify(w.steps)),
+    workflows.map((w) => w.fairShare.limitPerKey),
+    workflows.map((w) => w.fairShare.fairness),
+    workflows.map((w) => w.fairShare.priority),
   ]);
   for (const workflow of workflows) {
-    const row = storedWorkflows.find((stored) => stored.kind === workflow.kind && stored.version === workflow.version)!;
-    const stored: RegisteredWorkflow = {
-      kind: row.kind,
-      version: row.version,
-      inputSchema: row.input_schema,
-      title: row.title,
-      deadlineMs: row.deadline_ms,
-      steps: row.steps,
-    };
+    const stored = registeredOf(storedWorkflows.find((row) => row.kind === workflow.kind && row.version === workflow.version)!);
     const differ = differences(stored, workflow);
     if (differ.length > 0) throw new DefinitionConflictError(`workflow ${workflow.kind}@${workflow.version}`, differ);
   }
@@ -93,6 +105,8 @@ export async function registerAdapters(db: Queryable, adapters: readonly Registe
     adapters.map((a) => a.timeoutMs),
     adapters.map((a) => a.concurrencyLimit),
     adapters.map((a) => a.epochAdminUrl),
+    adapters.map((a) => a.rate?.perSecond ?? null),
+    adapters.map((a) => a.rate?.burst ?? null),
   ]);
   for (const adapter of adapters) {
     const row = storedAdapters.find((stored) => stored.name === adapter.name && stored.version === adapter.version)!;
@@ -105,10 +119,19 @@ export async function registerAdapters(db: Queryable, adapters: readonly Registe
       repetition: row.repetition,
       timeoutMs: row.timeout_ms,
       concurrencyLimit: row.concurrency_limit,
+      rate: row.rate_per_second === null ? null : { perSecond: row.rate_per_second, burst: row.rate_burst! },
     };
     const differ = differences(stored, shapeOfAdapter(adapter));
     if (differ.length > 0) throw new DefinitionConflictError(`adapter ${adapter.name}@${adapter.version}`, differ);
   }
+  // Pure steps take no permit: the built-in adapter declares no rate and has none to keep.
+  const external = adapters.filter((adapter) => adapter.name !== pureContract.name);
+  await run(db, sql.declareRates, [
+    external.map((a) => a.name),
+    external.map((a) => a.version),
+    external.map((a) => a.rate?.perSecond ?? null),
+    external.map((a) => a.rate?.burst ?? null),
+  ]);
 }
 
 /** The workflow versions `sessionId` registered to serve; their definitions fix the adapters. */
@@ -119,9 +142,7 @@ export async function servedBySession(db: Queryable, sessionId: string): Promise
 /** A registered workflow version, or with `version` null the kind's highest; null when there is none. */
 export async function findWorkflowDefinition(db: Queryable, kind: string, version: number | null): Promise<RegisteredWorkflow | null> {
   const [row] = await run<WorkflowRow>(db, sql.workflowDefinition, [kind, version]);
-  return row
-    ? { kind: row.kind, version: row.version, inputSchema: row.input_schema, title: row.title, deadlineMs: row.deadline_ms, steps: row.steps }
-    : null;
+  return row ? registeredOf(row) : null;
 }
 
 /** Every registered kind and its versions, lowest first. */

@@ -24,6 +24,7 @@ const contract = (name: string, flags: Pick<RegisteredAdapter, "idempotencyKeys"
   ...flags,
   timeoutMs: 5_000,
   concurrencyLimit: 8,
+  rate: null,
   epochAdminUrl: null,
 });
 
@@ -91,11 +92,14 @@ export async function stepState(db: Queryable, stepId: string): Promise<string> 
   return rows[0]!.state;
 }
 
-/** Empties every engine table (TRUNCATE fires no row triggers), for tests that share a file's database. */
+/**
+ * Empties every engine table (TRUNCATE fires no row triggers), for tests that share a file's
+ * database. Destinations' rates go too (registering an adapter declares its rate again).
+ */
 export async function truncateEngineTables(db: Queryable): Promise<void> {
   await db.query(
     `TRUNCATE workflow, step, step_dependency, attempt, lease_event, receipt, receipt_step, late_observation,
               fencing_rejection, recovery_decision, review_case, worker_session, worker_session_definition,
-              adapter_permit, adapter_capacity, timer, event_wait, event`,
+              adapter_permit, adapter_capacity, concurrency_key, concurrency_slot, adapter_rate, adapter_call_slot, timer, event_wait, event`,
   );
 }

@@ -81,11 +81,21 @@ export type PermitRequest = {
   readonly requestIdentity: string | null;
 };
 
-export type Permit = { readonly permitId: string; readonly expiresAt: Date };
+export type Permit = {
+  readonly permitId: string;
+  readonly expiresAt: Date;
+  /** The call took one of its destination's call slots (a declared rate): it must start at once, or not at all. */
+  readonly rated: boolean;
+};
 
 export type PermitRefusal = {
-  /** When capacity can free up: null while some permit is active (calls end quickly). */
+  /**
+   * When a permit can be had: for a rate, when the next call slot opens; for capacity, when it can
+   * free up (null while some permit is active: calls end quickly).
+   */
   readonly waitMs: number | null;
+  /** What is missing: the destination's rate allows no call now, or its calls in flight are at their limit. */
+  readonly reason: "rate" | "capacity";
 };
 
 /** The explicit terminal outcome a handler returns; silence is reserved for failure. */

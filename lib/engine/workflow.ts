@@ -4,6 +4,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Pool } from "pg";
+import { DEFAULT_PRIORITY, MAX_CONCURRENCY_KEY_LENGTH, MAX_PRIORITY, MIN_PRIORITY } from "@/lib/definitions/workflow";
 import { inTransaction, run, type Queryable } from "./db";
 import { digestOf } from "./digest";
 import { InvalidWorkflowError } from "./errors";
@@ -32,6 +33,10 @@ export type WorkflowDraft = {
   readonly deadlineAt?: Date | null;
   /** A deadline this long after creation on the database clock, when `deadlineAt` is not given. */
   readonly deadlineMs?: number | null;
+  /** 1–9, higher claimed first; DEFAULT_PRIORITY when not given. */
+  readonly priority?: number;
+  /** The tenant or customer the request counts against for fair share; none when not given. */
+  readonly concurrencyKey?: string | null;
   readonly steps: readonly StepDraft[];
 };
 
@@ -54,6 +59,13 @@ export const newTrackingToken = (): string => randomBytes(24).toString("base64ur
 
 function validate(draft: WorkflowDraft): void {
   if (draft.steps.length === 0) throw new InvalidWorkflowError("a workflow needs at least one step");
+  if (draft.priority !== undefined && (!Number.isInteger(draft.priority) || draft.priority < MIN_PRIORITY || draft.priority > MAX_PRIORITY)) {
+    throw new InvalidWorkflowError(`priority must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}, got ${draft.priority}`);
+  }
+  const key = draft.concurrencyKey;
+  if (key !== undefined && key !== null && (typeof key !== "string" || key.length < 1 || key.length > MAX_CONCURRENCY_KEY_LENGTH || /[\u0000-\u001f\u007f]/.test(key))) {
+    throw new InvalidWorkflowError(`concurrency key must be 1–${MAX_CONCURRENCY_KEY_LENGTH} characters, none of them control characters`);
+  }
   if (draft.steps.length > MAX_STEPS_PER_WORKFLOW) {
     throw new InvalidWorkflowError(`a workflow has at most ${MAX_STEPS_PER_WORKFLOW} steps`);
   }
@@ -131,6 +143,8 @@ export async function createWorkflows(pool: Pool, drafts: readonly WorkflowDraft
     steps.map((s) => s.step.attemptBudget ?? DEFAULT_ATTEMPT_BUDGET),
     edges.map(([stepId]) => stepId),
     edges.map(([, dependsOn]) => dependsOn),
+    planned.map((p) => p.draft.priority ?? DEFAULT_PRIORITY),
+    planned.map((p) => p.draft.concurrencyKey ?? null),
   ]);
   const insertedIds = new Set(rows.filter((row) => row.created).map((row) => row.id));
   const existing = new Map<string, WorkflowRow>(rows.filter((row) => !row.created).map((row) => [keyOf(row.requester!, row.idempotency_key!), row]));

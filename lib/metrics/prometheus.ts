@@ -6,6 +6,7 @@
  */
 import type { StaffReadable } from "@/lib/db/read-pool-types";
 import { METRICS, type MetricDefinition } from "./definitions";
+import { fairShareExposition } from "./fair-share";
 import { readMetricRows } from "./series";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
@@ -64,6 +65,8 @@ export async function readTotals(pool: StaffReadable, now = new Date()): Promise
   );
 }
 
+/** Both families, then fair share's levels (lib/metrics/fair-share.ts). */
 export async function prometheusExposition(pool: StaffReadable): Promise<string> {
-  return renderExposition(await readTotals(pool));
+  const [totals, fairShare] = await Promise.all([readTotals(pool), fairShareExposition(pool)]);
+  return renderExposition(totals) + fairShare;
 }

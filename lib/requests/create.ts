@@ -23,6 +23,10 @@ export type CreateRequestOptions = {
   readonly requester: string;
   /** Overrides the definition's own deadline. */
   readonly deadlineAt: Date | null;
+  /** 1–9, higher claimed first; the kind's default priority when null. A child request passes its parent's. */
+  readonly priority?: number | null;
+  /** The tenant or customer the request counts against for fair share; none when null. A child request passes its parent's. */
+  readonly concurrencyKey?: string | null;
 };
 
 export async function createRequest(pool: Pool, options: CreateRequestOptions): Promise<{ created: boolean; request: RequestRecord }> {
@@ -32,6 +36,8 @@ export async function createRequest(pool: Pool, options: CreateRequestOptions): 
     requester: options.requester,
     idempotencyKey: options.idempotencyKey,
     deadlineAt: options.deadlineAt,
+    priority: options.priority,
+    concurrencyKey: options.concurrencyKey,
   });
   const outcome = await createWorkflow(pool, draft);
   if (!outcome.inputMatches) throw new IdempotencyKeyReusedError();

@@ -14,6 +14,9 @@ export type InstantiateOptions = {
   readonly idempotencyKey: string | null;
   /** The caller's deadline; without one, the definition's `deadlineMs` after creation, if it has one. */
   readonly deadlineAt: Date | null;
+  /** The caller's priority; without one, the definition's. */
+  readonly priority?: number | null;
+  readonly concurrencyKey?: string | null;
 };
 
 /** Validates `input` and builds the draft; throws InvalidInputError naming every offending field. */
@@ -53,6 +56,8 @@ export function instantiateWorkflow(workflow: RegisteredWorkflow, input: unknown
     idempotencyKey: options.idempotencyKey,
     deadlineAt: options.deadlineAt,
     deadlineMs: workflow.deadlineMs,
+    priority: options.priority ?? workflow.fairShare.priority,
+    concurrencyKey: options.concurrencyKey ?? null,
     steps,
   };
 }

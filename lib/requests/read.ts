@@ -21,10 +21,13 @@ type Row = {
   created_at: Date;
   updated_at: Date;
   deadline_at: Date | null;
+  priority: number;
+  concurrency_key: string | null;
   created_key: string;
 };
 
 const COLUMNS = `w.id, w.kind, w.version, w.status, w.status_reason, w.tracking_token, w.created_at, w.updated_at, w.deadline_at,
+       w.priority, w.concurrency_key,
        to_char(w.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key`;
 
 /** Request $1, when requester $2 is null (staff) or made it. */
@@ -60,6 +63,8 @@ const recordOf = (row: Row): RequestRecord => ({
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
   deadlineAt: row.deadline_at?.toISOString() ?? null,
+  priority: row.priority,
+  concurrencyKey: row.concurrency_key,
 });
 
 /** Request `id` if `requester` made it (any request when null), else null. */

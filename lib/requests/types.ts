@@ -19,6 +19,10 @@ export type RequestRecord = {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly deadlineAt: string | null;
+  /** 1–9, higher claimed first: as created, or its kind's default. */
+  readonly priority: number;
+  /** The tenant or customer it counts against for fair share, as created; null when none. */
+  readonly concurrencyKey: string | null;
 };
 
 /** A request with the end-user projection of its progress: what its tracking page shows. */

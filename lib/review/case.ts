@@ -70,6 +70,11 @@ export function describeAttempt(attempt: AttemptRow, number: number): string {
   return `${parts.join("; ")}.`;
 }
 
+/** A contract as Prisma reads it, in the shape the engine stores it. */
+function storedContractOf({ ratePerSecond, rateBurst, ...contract }: Omit<StoredContract, "rate"> & { ratePerSecond: number | null; rateBurst: number | null }): StoredContract {
+  return { ...contract, rate: ratePerSecond === null || rateBurst === null ? null : { perSecond: ratePerSecond, burst: rateBurst } };
+}
+
 function capabilities(contract: StoredContract | null, adapter: string): ReviewCaseDetail["destination"]["capabilities"] {
   if (contract === null) {
     return [{ key: "repetition", available: false, text: `No contract is registered for ${adapter}: nothing says a repeat is safe, so only a person can decide.` }];
@@ -152,12 +157,13 @@ export async function reviewCaseDetail({ pool, prisma }: ReviewReadHandles, case
       where: { name_version: { name: step.adapter, version: step.adapterVersion } },
       select: {
         name: true, version: true, externalEffect: true, idempotencyKeys: true, statusQuery: true, fenceEnforcement: true,
-        repetition: true, timeoutMs: true, concurrencyLimit: true,
+        repetition: true, timeoutMs: true, concurrencyLimit: true, ratePerSecond: true, rateBurst: true,
       },
     }),
     run<{ step_id: string; external_reference: string; step_name: string; state: string; workflow_id: string }>(pool, sql.readSameReference, [step.id]),
     trackingViewByWorkflowId(pool, found.workflowId),
   ]);
+  const stored = contract && storedContractOf(contract);
   const { workflow, attempts, receipts: [receipt] } = step;
   return {
     case: {
@@ -180,7 +186,7 @@ export async function reviewCaseDetail({ pool, prisma }: ReviewReadHandles, case
         adapter: step.adapter,
         adapter_version: step.adapterVersion,
         operation: step.operation,
-        contract,
+        contract: stored,
         attempt_count: attempts.length,
         late_observation_count: lateCount,
       }),
@@ -243,7 +249,7 @@ export async function reviewCaseDetail({ pool, prisma }: ReviewReadHandles, case
     destination: {
       name: step.adapter,
       version: step.adapterVersion,
-      capabilities: capabilities(contract, `${step.adapter}@${step.adapterVersion}`),
+      capabilities: capabilities(stored, `${step.adapter}@${step.adapterVersion}`),
       safeToRetry: contract !== null && (contract.idempotencyKeys || contract.fenceEnforcement),
     },
     customerSees,

@@ -34,6 +34,9 @@ export type {
 export { chooseAdapter, defineWorkflow } from "@/lib/definitions/workflow";
 export type {
   AdapterChoice,
+  FairShare,
+  FairShareOptions,
+  Fairness,
   Milestone,
   StepBasics,
   StepDefinition,
@@ -57,4 +60,4 @@ export type { EventResult, EventTimeoutPolicy, EventWaitOptions, ReceivedEvent, 
 export { DefinitionError } from "@/lib/definitions/errors";
 export { ENGINE_WORDS } from "@/lib/definitions/words";
 export { DefiniteFailure, DestinationCallError, RateLimited, StaleTermRejected, UnknownOutcome } from "@/lib/adapters/call-outcome";
-export type { AdapterContract, RepetitionPolicy } from "@/lib/adapters/contract";
+export type { AdapterContract, AdapterRate, RepetitionPolicy } from "@/lib/adapters/contract";

@@ -108,7 +108,10 @@ export async function readStepDetail(pool: StaffReadable, stepId: string): Promi
       attemptsStarted: num(step.attempts_started),
       attemptBudget: num(step.attempt_budget),
       nextMode: str(step.next_mode),
-      nextEligibleAt: iso(step.next_eligible_at),
+      // 'infinity' while queued behind its concurrency key: eligible once one of the key's steps ends.
+      nextEligibleAt: step.next_eligible_at === Infinity ? null : iso(step.next_eligible_at),
+      priority: num(step.priority),
+      concurrencyKey: strOrNull(step.concurrency_key),
       requestIdentity: strOrNull(step.request_identity),
       inputDigest: str(step.input_digest),
       createdAt: iso(step.created_at),

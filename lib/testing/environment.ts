@@ -92,7 +92,11 @@ export type TestEnvironment = {
   readonly workerSession: string;
   readonly faults: Faults;
   /** Creates a request of `workflow`, as an app would through the client. */
-  createRequest<W extends WorkflowDefinition>(workflow: W, input: WorkflowInput<W>, options?: { readonly idempotencyKey?: string }): Promise<RequestRecord>;
+  createRequest<W extends WorkflowDefinition>(
+    workflow: W,
+    input: WorkflowInput<W>,
+    options?: { readonly idempotencyKey?: string; readonly priority?: number; readonly concurrencyKey?: string },
+  ): Promise<RequestRecord>;
   /** The request's status and its end-user projection now. */
   request(requestId: string): Promise<RequestWithProgress>;
   /** What the request's end user sees now (its tracking page). */
@@ -245,7 +249,18 @@ async function start(database: EnvironmentDatabase, options: TestEnvironmentOpti
     workerSession,
     faults,
     createRequest: async (workflow, input, request = {}) =>
-      (await createRequest(pool, { kind: workflow.kind, version: workflow.version, input, idempotencyKey: request.idempotencyKey ?? null, requester: "test", deadlineAt: null })).request,
+      (
+        await createRequest(pool, {
+          kind: workflow.kind,
+          version: workflow.version,
+          input,
+          idempotencyKey: request.idempotencyKey ?? null,
+          requester: "test",
+          deadlineAt: null,
+          priority: request.priority ?? null,
+          concurrencyKey: request.concurrencyKey ?? null,
+        })
+      ).request,
     request: (requestId) => readRequestWithProgress(pool, requestId, null),
     progress: async (requestId) => {
       const view = await trackingViewByWorkflowId(pool, requestId);

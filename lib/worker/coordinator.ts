@@ -78,7 +78,7 @@ export type Coordinator = {
    * settled. Aborting `signal` ends the wait at once.
    */
   settleDue(limit: number, waitMs: number, signal?: AbortSignal): Promise<number>;
-  /** One bounded recovery pass (expired leases, then adapter permits); returns how many it settled. */
+  /** One bounded recovery pass (expired leases, adapter permits, steps queued behind their concurrency key); returns how many it settled. */
   recover(decidedBy: string, batchSize: number): Promise<number>;
   /** Resolves when work may have become ready, or after `timeoutMs`, whichever is first. */
   waitForWork(timeoutMs: number): Promise<void>;

@@ -9,6 +9,7 @@
 import type { Pool } from "pg";
 import { auditEpochTransition } from "@/lib/audit/append";
 import { createListener } from "@/lib/db/listener";
+import { queuedAdmission } from "@/lib/engine/admission";
 import { followDatabaseIdentity, identityChangeReason } from "@/lib/engine/epoch-identity";
 import { beginInvocation, observeEffectAbsent, observeResponse, persistRequestIdentity } from "@/lib/engine/checkpoint";
 import { postLateObservation } from "@/lib/engine/late-observation";
@@ -93,6 +94,7 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
         retaining = null;
       });
   };
+  const admitQueued = queuedAdmission(pool);
   const waiters = new Set<() => void>();
   // A notification that arrives while no one waits (a claim is in flight, and its snapshot may
   // predate the new step) is kept for the next wait, which then returns at once instead of
@@ -254,7 +256,7 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     recover: async (decidedBy, batchSize) => {
       followIdentity();
       offerRetention();
-      return (await runRecoveryScan(pool, { decidedBy, batchSize })).length + (await sweepPermits(pool, batchSize));
+      return (await runRecoveryScan(pool, { decidedBy, batchSize })).length + (await sweepPermits(pool, batchSize)) + (await admitQueued());
     },
     waitForWork: (timeoutMs) => waitForWork(timeoutMs),
     close: async () => {

@@ -226,7 +226,7 @@ export function httpCoordinator(options: HttpCoordinatorOptions): Coordinator {
     observeEffectAbsent: (lease, answer) => call("observe-effect-absent", { lease: wireLease(lease), answer: answer ?? null }),
     acquirePermit: async (lease, request) => {
       const { permit, refusal } = await call("acquire-permit", { lease: wireLease(lease), request: { ...request } });
-      return permit ? { permitId: permit.permitId, expiresAt: new Date(permit.expiresAt) } : { waitMs: refusal.waitMs };
+      return permit ? { permitId: permit.permitId, expiresAt: new Date(permit.expiresAt), rated: permit.rated } : { waitMs: refusal.waitMs, reason: refusal.reason };
     },
     releasePermit: async (permitId) => {
       await call("release-permit", { sessionId: requireSession(), permitId });

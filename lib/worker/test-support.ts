@@ -60,12 +60,19 @@ export async function createRequestsOf(
   pool: Pool,
   workflow: WorkflowDefinition,
   inputs: readonly unknown[],
-  options: { readonly deadlineAt?: Date | null } = {},
+  options: { readonly deadlineAt?: Date | null; readonly concurrencyKey?: (index: number) => string | null } = {},
 ): Promise<{ workflowId: string; stepIds: ReadonlyMap<string, string> }[]> {
   const registered = registeredWorkflow(workflow);
   const created = await createWorkflows(
     pool,
-    inputs.map((input) => instantiateWorkflow(registered, input, { requester: "test", idempotencyKey: null, deadlineAt: options.deadlineAt ?? null })),
+    inputs.map((input, index) =>
+      instantiateWorkflow(registered, input, {
+        requester: "test",
+        idempotencyKey: null,
+        deadlineAt: options.deadlineAt ?? null,
+        concurrencyKey: options.concurrencyKey?.(index) ?? null,
+      }),
+    ),
   );
   return created.map((request) => ({ workflowId: request.workflowId, stepIds: request.stepIds }));
 }

@@ -12,7 +12,7 @@ import type { ObservedResponse, StepOutcome } from "@/lib/definitions/outcome";
 import { registrationOf, type Registration } from "@/lib/definitions/registration";
 import { isAdapterChoice, workflowKey, type StepDefinition, type WaitOutcome, type WorkflowDefinition } from "@/lib/definitions/workflow";
 import { AuthorityLostError, CheckpointOrderError } from "@/lib/engine/errors";
-import { HELD_PERMIT_FACTOR, isPermit } from "@/lib/engine/permit-policy";
+import { CALL_START_WITHIN_MS, HELD_PERMIT_FACTOR, isPermit } from "@/lib/engine/permit-policy";
 import type { ClaimedStep, Permit, WorkflowVersion } from "@/lib/engine/types";
 import { AttemptRun } from "./attempt-run";
 import type { Coordinator } from "./coordinator";
@@ -370,21 +370,26 @@ export class Worker {
     const { step, lease } = run;
     const { contract } = adapter;
     const requestIdentity = await this.persistIdentity(run, contract);
+    const askedAt = performance.now();
     const permit = await this.takePermit(run, contract, "create", requestIdentity);
     let answer: Awaited<ReturnType<AdapterDefinition["invoke"]>>;
     try {
       run.assertHolding();
+      assertCallSlotFresh(permit, contract, askedAt);
       const began = await run.serialize(() => this.coordinator.beginInvocation(lease));
       run.checkpointVersion = began.checkpointVersion;
       run.invocationBegan = true;
       await this.hooks.reached("invocation_began", step);
+      // Nothing has been sent yet: a slot gone stale while the checkpoint was written is given up.
+      assertCallSlotFresh(permit, contract, askedAt);
       answer = await adapter.invoke({ payload, requestIdentity, fencingTerm: step.fencingTerm, epoch: step.epoch, signal: run.signal, timeoutMs: contract.timeoutMs });
       if (answer === null || typeof answer !== "object" || (answer.externalReference !== null && typeof answer.externalReference !== "string")) {
         throw new UnknownOutcome(adapter.name, "unreadable answer");
       }
     } catch (error) {
-      await this.settlePermit(permit, contract, run.invocationBegan && !answeredWithoutEffect(error) ? error : null);
-      if (!run.invocationBegan) throw error;
+      const notSent = error instanceof CallSlotLapsed;
+      await this.settlePermit(permit, contract, run.invocationBegan && !notSent && !answeredWithoutEffect(error) ? error : null);
+      if (!run.invocationBegan || notSent) throw error;
       if (error instanceof RateLimited) throw new WaitRequested(error.retryAfterMs, error.message);
       if (answeredWithoutEffect(error)) await this.recordEffectAbsent(run, { code: error.code, message: error.message });
       throw error;
@@ -410,10 +415,12 @@ export class Worker {
     if (adapter.query === null) throw new Error(`adapter ${adapter.name} does not answer status queries`);
     if (step.requestIdentity === null) throw new Error("a status query needs the request identity of an earlier attempt");
     const requestIdentity = await this.persistIdentity(run, contract);
+    const askedAt = performance.now();
     const permit = await this.takePermit(run, contract, "query", requestIdentity);
     let answer: Awaited<ReturnType<NonNullable<AdapterDefinition["query"]>>>;
     try {
       run.assertHolding();
+      assertCallSlotFresh(permit, contract, askedAt);
       answer = await adapter.query({ requestIdentity, signal: run.signal, timeoutMs: contract.timeoutMs });
     } finally {
       await this.settlePermit(permit, contract, null);
@@ -452,6 +459,11 @@ export class Worker {
     });
     if (isPermit(permit)) return permit;
     run.assertHolding();
+    if (permit.reason === "rate") {
+      // The database booked this step a moment of its own: come back then.
+      const waitMs = Math.min(MAX_CAPACITY_WAIT_MS, permit.waitMs ?? NO_CAPACITY_WAIT_MS);
+      throw new WaitRequested(waitMs, `no call slot free at ${contract.name}: it allows ${contract.rate?.perSecond ?? "a limited number of"} calls a second`);
+    }
     // Capacity held for unknown outcomes frees only when the earliest hold runs out: wait that long.
     const waitMs = Math.min(MAX_CAPACITY_WAIT_MS, permit.waitMs ?? NO_CAPACITY_WAIT_MS);
     throw new WaitRequested(jitter(Math.max(NO_CAPACITY_WAIT_MS, waitMs)), `no ${contract.name} ${operationClass} capacity free`);
@@ -526,6 +538,22 @@ function failureReason(error: unknown): string {
   }
   return `handler threw: ${String(error)}`.slice(0, 500);
 }
+
+/**
+ * A call under a destination's rate must start soon after its permit was asked for, or its slot
+ * could crowd the next second at the destination: past CALL_START_WITHIN_MS it is not sent, and
+ * the step waits for a fresh slot.
+ */
+function assertCallSlotFresh(permit: Permit, contract: AdapterContract, askedAtMs: number): void {
+  if (!permit.rated) return;
+  const elapsedMs = performance.now() - askedAtMs;
+  if (elapsedMs > CALL_START_WITHIN_MS) {
+    throw new CallSlotLapsed(NO_CAPACITY_WAIT_MS * Math.random(), `call slot at ${contract.name} lapsed: not sent ${Math.round(elapsedMs)} ms after asking, later than ${CALL_START_WITHIN_MS} ms`);
+  }
+}
+
+/** The call was not sent: its slot went stale before it could start. The step waits for a fresh one. */
+class CallSlotLapsed extends WaitRequested {}
 
 /** The destination answered, and its answer says nothing was applied. */
 function answeredWithoutEffect(error: unknown): error is DefiniteFailure | StaleTermRejected | RateLimited {

@@ -43,6 +43,8 @@ export const POST = handle(async (request) => {
     idempotencyKey,
     requester,
     deadlineAt: body.deadline ? new Date(body.deadline) : null,
+    priority: body.priority ?? null,
+    concurrencyKey: body.concurrencyKey ?? null,
   });
   return json(requestSchema, outcome.request, { status: outcome.created ? 201 : 200, headers: { location: `/api/requests/${outcome.request.id}` } });
 });

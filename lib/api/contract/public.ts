@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import type { RequestRecord, RequestWithProgress } from "@/lib/requests/types";
+import { MAX_CONCURRENCY_KEY_LENGTH, MAX_PRIORITY, MIN_PRIORITY } from "@/lib/definitions/workflow";
 import { WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
 import type { TrackingView } from "@/lib/projection/types";
 import { cursorField, limitField, pageSchema } from "../cursor";
@@ -14,6 +15,8 @@ import { HttpProblem } from "../problems";
 import { problemResponse } from "./common";
 
 const timestamp = z.iso.datetime({ offset: true });
+/** Text PostgreSQL can store and a label can show: no NUL, no other control characters. */
+const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
 
 // ---------------------------------------------------------------------------------------------
 // Creating a request
@@ -24,6 +27,24 @@ export const createRequestBody = z
     version: z.number().int().min(1).max(2_147_483_647).optional().meta({ description: "A registered version; the kind's highest when absent" }),
     input: z.unknown().meta({ description: "The request's input, checked against the version's input schema" }),
     deadline: timestamp.optional().meta({ description: "Overrides the definition's deadline" }),
+    priority: z
+      .number()
+      .int()
+      .min(MIN_PRIORITY)
+      .max(MAX_PRIORITY)
+      .optional()
+      .meta({ description: `${MIN_PRIORITY}–${MAX_PRIORITY}, higher claimed first; the kind's default priority when absent` }),
+    concurrencyKey: z
+      .string()
+      .min(1)
+      .max(MAX_CONCURRENCY_KEY_LENGTH)
+      .regex(NO_CONTROL_CHARACTERS, "must not contain control characters")
+      .optional()
+      .meta({
+        description:
+          "The tenant or customer this request counts against (e.g. a customer id): the kind's limit on steps in flight applies per key, " +
+          "and keys take turns. Without one, the request is a key of its own.",
+      }),
   })
   .meta({ id: "CreateRequestBody", description: "A request of a registered workflow kind" });
 
@@ -53,6 +74,8 @@ export const requestSchema = z
     createdAt: timestamp,
     updatedAt: timestamp,
     deadlineAt: timestamp.nullable(),
+    priority: z.number().int().meta({ description: `${MIN_PRIORITY}–${MAX_PRIORITY}, higher claimed first` }),
+    concurrencyKey: z.string().nullable().meta({ description: "The tenant or customer it counts against for fair share" }),
   })
   .meta({ id: "Request" });
 
@@ -151,7 +174,7 @@ export const publicPaths: ZodOpenApiPathsObject = {
       responses: {
         "201": { description: "Created", content: { "application/json": { schema: requestSchema } } },
         "200": { description: "The request this Idempotency-Key already created", content: { "application/json": { schema: requestSchema } } },
-        "400": problemResponse("Invalid body or Idempotency-Key"),
+        "400": problemResponse("Invalid body or Idempotency-Key (a priority outside 1–9, an empty or over-long concurrency key: code invalid-request, with issues)"),
         "401": problemResponse("Missing, unknown or revoked app key"),
         "403": problemResponse("The app key lacks the requests:create scope"),
         "413": problemResponse("Body too large"),

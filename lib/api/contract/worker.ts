@@ -19,6 +19,8 @@
  */
 import { z } from "zod";
 import { eventRegistrationSchema } from "@/lib/events/definition";
+import { MAX_RATE_PER_SECOND } from "@/lib/definitions/adapter";
+import { DEFAULT_FAIR_SHARE, FAIRNESS_RULES, MAX_LIMIT_PER_KEY, MAX_PRIORITY, MIN_PRIORITY } from "@/lib/definitions/workflow";
 import type { AuthorityLostError } from "@/lib/engine/errors";
 import { ATTEMPT_MODES, REJECTION_REASONS, RENEWAL_REFUSAL_REASONS, REPETITION_POLICIES, type VerificationMethod } from "@/lib/engine/vocabulary";
 
@@ -50,6 +52,14 @@ export const wireRegisteredWorkflow = z
     inputSchema: z.record(z.string(), jsonValue),
     title: words.nullable(),
     deadlineMs: z.number().int().min(1).nullable(),
+    // Absent from workers built before fair share: the defaults.
+    fairShare: z
+      .object({
+        limitPerKey: z.number().int().min(1).max(MAX_LIMIT_PER_KEY).nullable(),
+        fairness: z.enum(FAIRNESS_RULES),
+        priority: z.number().int().min(MIN_PRIORITY).max(MAX_PRIORITY),
+      })
+      .default(DEFAULT_FAIR_SHARE),
     steps: z
       .array(
         z.object({
@@ -79,6 +89,10 @@ export const wireRegisteredAdapter = z
     repetition: z.enum(REPETITION_POLICIES),
     timeoutMs: z.number().int().min(1).max(86_400_000),
     concurrencyLimit: z.number().int().min(1).max(1_000_000),
+    rate: z
+      .object({ perSecond: z.number().int().min(1).max(MAX_RATE_PER_SECOND), burst: z.number().int().min(1).max(MAX_RATE_PER_SECOND) })
+      .nullable()
+      .default(null),
     epochAdminUrl: z.url().max(2_000).nullable(),
   })
   .meta({ id: "RegisteredAdapter" });
@@ -183,8 +197,10 @@ export const acquirePermitBody = z.object({
  * null while calls are active). A lease that no longer holds authority is a 409 authority_lost.
  */
 export const acquirePermitResponse = z.union([
-  z.object({ permit: z.object({ permitId: id, expiresAt: wireTime }), refusal: z.null() }),
-  z.object({ permit: z.null(), refusal: z.object({ waitMs: z.number().nullable() }) }),
+  // rated: absent from servers built before destination rates (then no call took a call slot).
+  z.object({ permit: z.object({ permitId: id, expiresAt: wireTime, rated: z.boolean().default(false) }), refusal: z.null() }),
+  // reason: absent from servers built before destination rates (then it was capacity).
+  z.object({ permit: z.null(), refusal: z.object({ waitMs: z.number().nullable(), reason: z.enum(["rate", "capacity"]).default("capacity") }) }),
 ]);
 export const releasePermitBody = z.object({ sessionId: id, permitId: id });
 export const holdPermitBody = z.object({ sessionId: id, permitId: id, reason: shortText, holdMs: z.number().min(0).max(86_400_000) });

@@ -8,7 +8,8 @@ export const contractColumn = (adapterName: string, adapterVersion: string): str
     SELECT to_jsonb(d) FROM (
       SELECT ad.name, ad.version, ad.external_effect AS "externalEffect", ad.idempotency_keys AS "idempotencyKeys",
              ad.status_query AS "statusQuery", ad.fence_enforcement AS "fenceEnforcement", ad.repetition,
-             ad.timeout_ms AS "timeoutMs", ad.concurrency_limit AS "concurrencyLimit"
+             ad.timeout_ms AS "timeoutMs", ad.concurrency_limit AS "concurrencyLimit",
+             CASE WHEN ad.rate_per_second IS NOT NULL THEN jsonb_build_object('perSecond', ad.rate_per_second, 'burst', ad.rate_burst) END AS rate
       FROM adapter_definition ad
       WHERE ad.name = ${adapterName} AND ad.version = ${adapterVersion}
     ) d

@@ -17,8 +17,12 @@ export const MAX_TERM = "9223372036854775807";
 
 /**
  * Claims up to `limit` ready steps for session $1 among the workflow versions it serves ($2
- * kinds, $3 versions, pairwise). Each claim bumps the step's fencing term and writes a new attempt
- * carrying its lease, in this one statement; the lease's `acquired` event is the attempt's start.
+ * kinds, $3 versions, pairwise): highest priority first, then lowest fair-share position (keys
+ * take turns: migration 20261207100000_fair_share), then oldest eligibility. A step queued behind
+ * its concurrency key (eligible at 'infinity') is not claimable; the index step_claim_idx holds
+ * exactly the claimable ready steps in this order. Each claim bumps the step's fencing term and
+ * writes a new attempt carrying its lease, in this one statement; the lease's `acquired` event is
+ * the attempt's start.
  * The lease never reaches past the attempt deadline minus its grace. Nothing is
  * claimed while an epoch transition is in progress, nor for a destination left blocked by one.
  *
@@ -37,6 +41,8 @@ WITH candidate AS (
   FROM step s
   WHERE s.state = 'ready'
     AND s.next_eligible_at <= now()
+    -- Spelled out so the partial index's predicate is implied: now() is not a constant.
+    AND s.next_eligible_at < 'infinity'
     -- The term must grow without wrapping: a step at the largest bigint fails closed.
     AND s.fencing_term < ${MAX_TERM}
     AND NOT EXISTS (SELECT 1 FROM epoch_transition t WHERE t.finished_at IS NULL)
@@ -48,7 +54,7 @@ WITH candidate AS (
         AND (w.deadline_at IS NULL OR w.deadline_at > now())
         AND (w.kind, w.version) IN (SELECT * FROM unnest($2::text[], $3::int[]))
     )
-  ORDER BY s.next_eligible_at, s.id
+  ORDER BY s.priority DESC, s.fair_position, s.next_eligible_at, s.id
   LIMIT ${limit}
   FOR UPDATE OF s SKIP LOCKED
 ),

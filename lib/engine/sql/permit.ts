@@ -4,18 +4,42 @@
  */
 import type { NamedSql } from "../db";
 import { FINAL_STEP_STATES, sqlList } from "../vocabulary";
+import { RATE_MARGIN_MS } from "../permit-policy";
 import { holdsAuthority } from "./authority";
 
 const MS = "interval '1 millisecond'";
 
 /**
+ * How long a destination's call slot stays used after a call: a second, plus a margin for calls
+ * that start late. A worker starts its call within CALL_START_WITHIN_MS of asking for the permit
+ * (lib/engine/permit-policy.ts) or not at all, so two calls on one slot reach the destination
+ * at least a second apart unless their trips there differ by more than the rest of the margin.
+ */
+export const RATE_WINDOW_MS = 1_000 + RATE_MARGIN_MS;
+
+/** The furthest ahead a step refused a call slot is told to come back; beyond, they come back together. */
+export const MAX_RATE_BOOKING_MS = 30_000;
+
+/**
  * Takes a permit on ($4 adapter, $5 operation class) under limit $6 for the attempt that session
  * $1 holds on ($2 step, $3 term), valid for $7 ms, recording request identity $8. Guarded by the
  * authority guard (./authority.ts), and the lease row stays locked until commit, so a revoke
- * cannot slip in between; the upsert's WHERE re-checks in_use on the locked capacity row. Returns
- * the permit, or, when capacity is in use, a row without one whose wait_ms says when it can free
- * up: soon while some permit is active (calls end quickly), else when the earliest held permit
- * runs out. No row at all means the lease does not hold authority: a fenced write refused.
+ * cannot slip in between; the upsert's WHERE re-checks in_use on the locked capacity row.
+ *
+ * A destination that declares a rate (adapter_rate) also needs a call slot: its rate row is
+ * locked, so permits for it are decided one at a time on the database clock as of the lock
+ * (clock_timestamp(), not the statement's start); the ring's next slot must not have been used
+ * within RATE_WINDOW_MS, and the burst allowance (GCRA: at most `burst` at once, the rest
+ * 1/per_second apart) must have come. The slot is taken only with the capacity, and both only
+ * when both are free.
+ *
+ * Returns the permit, or, when it cannot be had now, a row without one whose wait_ms says when to
+ * ask again and whose reason names what is missing. Rate: the refusal books the next moment not
+ * yet promised to another waiting step (a slot's opening, then one window/per_second apart), so
+ * the steps waiting for one destination come back spread out rather than all at once; a call
+ * takes one booking back. Capacity: soon while some permit is active, as calls end quickly, else
+ * when the earliest held permit runs out.
+ * No row at all means the lease does not hold authority: a fenced write refused.
  */
 export const acquirePermit: NamedSql = {
   name: "fl_acquire_permit",
@@ -27,13 +51,53 @@ WITH authority AS (
   WHERE ${holdsAuthority({ lease: "l", owner: "$1", step: "$2", term: "$3" })}
   FOR SHARE OF l
 ),
+rate AS (
+  SELECT r.adapter, r.per_second, r.burst, r.calls, r.next_at, r.booked_until,
+         ${RATE_WINDOW_MS} * ${MS} / r.per_second AS spacing
+  FROM adapter_rate r
+  WHERE r.adapter = $4 AND EXISTS (SELECT 1 FROM authority)
+  FOR UPDATE OF r
+),
+call_slot AS (
+  -- Locked too, so its latest use is read (the statement's snapshot may predate it), after the
+  -- rate row's lock: whoever used it last held that lock and has committed.
+  SELECT sl.adapter, sl.slot, sl.called_at
+  FROM adapter_call_slot sl JOIN rate r ON sl.adapter = r.adapter AND sl.slot = r.calls % r.per_second
+  FOR UPDATE OF sl
+),
+call AS (
+  SELECT r.adapter, r.per_second, r.spacing, r.booked_until, sl.slot, clock_timestamp() AS at,
+         greatest(sl.called_at + ${RATE_WINDOW_MS} * ${MS},
+                  r.next_at - (r.burst - 1) * (1000.0 / r.per_second) * ${MS}) AS opens_at
+  FROM rate r JOIN call_slot sl ON sl.adapter = r.adapter
+),
 capacity AS (
   INSERT INTO adapter_capacity (adapter, operation_class, in_use)
-  SELECT $4, $5, 1 FROM authority WHERE $6::int > 0
+  SELECT $4, $5, 1 FROM authority WHERE $6::int > 0 AND NOT EXISTS (SELECT 1 FROM call WHERE opens_at > at)
   ON CONFLICT (adapter, operation_class) DO UPDATE
   SET in_use = adapter_capacity.in_use + 1
   WHERE adapter_capacity.in_use < $6::int
   RETURNING adapter
+),
+rate_taken AS (
+  UPDATE adapter_rate r
+  SET calls = r.calls + 1, next_at = greatest(r.next_at, c.at) + (1000.0 / c.per_second) * ${MS},
+      booked_until = greatest(c.at, r.booked_until - c.spacing)
+  FROM call c, capacity
+  WHERE r.adapter = c.adapter
+),
+booked AS (
+  UPDATE adapter_rate r
+  SET booked_until = least(greatest(c.booked_until, c.opens_at) + c.spacing, c.at + ${MAX_RATE_BOOKING_MS} * ${MS})
+  FROM call c
+  WHERE r.adapter = c.adapter AND c.opens_at > c.at
+  RETURNING r.booked_until - c.spacing AS ask_at, c.at
+),
+slot_taken AS (
+  UPDATE adapter_call_slot sl
+  SET called_at = c.at
+  FROM call c, capacity
+  WHERE sl.adapter = c.adapter AND sl.slot = c.slot
 ),
 granted AS (
   INSERT INTO adapter_permit (adapter, operation_class, step_id, attempt_id, fencing_term, request_identity, expires_at)
@@ -41,14 +105,18 @@ granted AS (
   FROM authority au, capacity
   RETURNING id, expires_at
 )
-SELECT id, expires_at, NULL::int AS wait_ms FROM granted
+SELECT id, expires_at, NULL::int AS wait_ms, NULL::text AS reason, EXISTS (SELECT 1 FROM call) AS rated FROM granted
+UNION ALL
+SELECT NULL, NULL, greatest(0, ceil(extract(epoch FROM b.ask_at - b.at) * 1000))::int, 'rate', true
+FROM booked b
 UNION ALL
 SELECT NULL, NULL,
        CASE WHEN bool_or(p.state = 'active') IS NOT FALSE THEN NULL
-            ELSE greatest(0, ceil(extract(epoch FROM min(p.held_until) - now()) * 1000))::int END
+            ELSE greatest(0, ceil(extract(epoch FROM min(p.held_until) - now()) * 1000))::int END,
+       'capacity', false
 FROM authority au
 LEFT JOIN adapter_permit p ON p.adapter = $4 AND p.operation_class = $5 AND p.state <> 'released'
-WHERE NOT EXISTS (SELECT 1 FROM granted)
+WHERE NOT EXISTS (SELECT 1 FROM granted) AND NOT EXISTS (SELECT 1 FROM call WHERE opens_at > at)
 GROUP BY au.step_id`,
 };
 

@@ -6,32 +6,68 @@
  */
 import type { NamedSql } from "../db";
 
-/** Adapters ($1 name … $10 epoch admin url, arrays): inserts new ones, returns every stored row. */
+/**
+ * Adapters ($1 name … $9 epoch admin url, $10 rate per second, $11 rate burst, arrays): inserts
+ * new ones, returns every stored row.
+ */
 export const registerAdapters: NamedSql = {
   name: "fl_register_adapters",
   text: `
 INSERT INTO adapter_definition AS d (name, version, external_effect, idempotency_keys, status_query, fence_enforcement,
-                                     repetition, timeout_ms, concurrency_limit, epoch_admin_url)
+                                     repetition, timeout_ms, concurrency_limit, epoch_admin_url, rate_per_second, rate_burst)
 SELECT r.name, r.version, true, r.idempotency_keys, r.status_query, r.fence_enforcement, r.repetition, r.timeout_ms,
-       r.concurrency_limit, r.epoch_admin_url
-FROM unnest($1::text[], $2::text[], $3::boolean[], $4::boolean[], $5::boolean[], $6::repetition_policy[], $7::int[], $8::int[], $9::text[])
-  AS r(name, version, idempotency_keys, status_query, fence_enforcement, repetition, timeout_ms, concurrency_limit, epoch_admin_url)
+       r.concurrency_limit, r.epoch_admin_url, r.rate_per_second, r.rate_burst
+FROM unnest($1::text[], $2::text[], $3::boolean[], $4::boolean[], $5::boolean[], $6::repetition_policy[], $7::int[], $8::int[], $9::text[],
+            $10::int[], $11::int[])
+  AS r(name, version, idempotency_keys, status_query, fence_enforcement, repetition, timeout_ms, concurrency_limit, epoch_admin_url,
+       rate_per_second, rate_burst)
 ORDER BY r.name, r.version
 ON CONFLICT (name, version) DO UPDATE SET epoch_admin_url = excluded.epoch_admin_url
 RETURNING d.name, d.version, d.external_effect, d.idempotency_keys, d.status_query, d.fence_enforcement, d.repetition,
-          d.timeout_ms, d.concurrency_limit`,
+          d.timeout_ms, d.concurrency_limit, d.rate_per_second, d.rate_burst`,
 };
 
-/** Workflows ($1 kind … $6 steps, arrays): inserts new ones, returns every stored row. */
+/**
+ * The rate each destination ($1 adapter, $2 version declaring it, $3 per second, $4 burst; NULL
+ * per second: none) is held to from now on: the latest registration of the adapter name decides.
+ * Its call-slot ring gets one slot per call a second (slots beyond a lowered rate are unused).
+ * Locks the rate rows in name order, as every permit for them does one at a time.
+ */
+export const declareRates: NamedSql = {
+  name: "fl_declare_rates",
+  text: `
+WITH declared AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[]) AS r(adapter, version, per_second, burst)
+),
+dropped AS (
+  DELETE FROM adapter_rate a USING declared d WHERE a.adapter = d.adapter AND d.per_second IS NULL
+),
+kept AS (
+  INSERT INTO adapter_rate AS a (adapter, per_second, burst, declared_by)
+  SELECT adapter, per_second, burst, version FROM declared WHERE per_second IS NOT NULL ORDER BY adapter
+  ON CONFLICT (adapter) DO UPDATE
+  SET per_second = excluded.per_second, burst = excluded.burst, declared_by = excluded.declared_by, updated_at = now()
+  RETURNING a.adapter, a.per_second
+)
+INSERT INTO adapter_call_slot (adapter, slot)
+SELECT k.adapter, n FROM kept k, generate_series(0, k.per_second - 1) n
+ORDER BY 1, 2
+ON CONFLICT DO NOTHING`,
+};
+
+/**
+ * Workflows ($1 kind … $6 steps, $7 limit per key, $8 fairness, $9 default priority, arrays):
+ * inserts new ones, returns every stored row.
+ */
 export const registerWorkflows: NamedSql = {
   name: "fl_register_workflows",
   text: `
-INSERT INTO workflow_definition AS d (kind, version, input_schema, title, deadline_ms, steps)
-SELECT * FROM unnest($1::text[], $2::int[], $3::jsonb[], $4::text[], $5::int[], $6::jsonb[])
+INSERT INTO workflow_definition AS d (kind, version, input_schema, title, deadline_ms, steps, limit_per_key, fairness, default_priority)
+SELECT * FROM unnest($1::text[], $2::int[], $3::jsonb[], $4::text[], $5::int[], $6::jsonb[], $7::int[], $8::text[], $9::smallint[])
 ORDER BY 1, 2
 -- A no-op update, so the stored row comes back for comparison and is locked until commit.
 ON CONFLICT (kind, version) DO UPDATE SET kind = d.kind
-RETURNING d.kind, d.version, d.input_schema, d.title, d.deadline_ms, d.steps`,
+RETURNING d.kind, d.version, d.input_schema, d.title, d.deadline_ms, d.steps, d.limit_per_key, d.fairness, d.default_priority`,
 };
 
 /** The step classes among $1 that exist. */
@@ -59,7 +95,7 @@ export const servedBySession: NamedSql = {
 export const workflowDefinition: NamedSql = {
   name: "fl_workflow_definition",
   text: `
-SELECT kind, version, input_schema, title, deadline_ms, steps
+SELECT kind, version, input_schema, title, deadline_ms, steps, limit_per_key, fairness, default_priority
 FROM workflow_definition
 WHERE kind = $1 AND ($2::int IS NULL OR version = $2)
 ORDER BY version DESC

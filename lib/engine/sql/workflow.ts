@@ -2,38 +2,82 @@ import type { NamedSql } from "../db";
 
 /**
  * Creates workflows with their steps and dependencies in one statement: workflows ($1 id … $10
- * deadline, or $11 ms from now on the database clock), steps ($12 id … $22 attempt budget) and
- * dependency edges ($23 step, $24 depends on).
+ * deadline, or $11 ms from now on the database clock, $25 priority, $26 concurrency key), steps
+ * ($12 id … $22 attempt budget) and dependency edges ($23 step, $24 depends on).
  * A workflow whose requester already used its idempotency key is not inserted, nor are its steps; the
  * statement returns the inserted workflows' ids and the existing workflows it can see for the
  * keys given. One that a concurrent request committed after this statement began is in neither
  * set, and the caller reads it afterwards.
+ *
+ * Each request takes its fair-share position (migration 20261207100000_fair_share): a request
+ * with a concurrency key of a round-robin kind takes max(V, its key's last position) + its rank
+ * among this statement's requests of that key, V being where its priority's round robin stands
+ * (the lowest position of a claimable ready step; with none, the furthest any key has reached);
+ * any other request takes V + 1. Its steps carry its priority, position and key.
  */
 export const createWorkflows: NamedSql = {
   name: "fl_create_workflows",
   text: `
-WITH inserted AS (
-  INSERT INTO workflow (id, kind, version, input, input_digest, requester, tracking_token, idempotency_key,
-                        steps_remaining, deadline_at)
-  SELECT r.id, r.kind, r.version, r.input, r.input_digest, r.requester, r.tracking_token, r.idempotency_key,
-         r.steps_remaining, coalesce(r.deadline_at, now() + r.deadline_ms * interval '1 millisecond')
+WITH request AS (
+  SELECT *
   FROM unnest($1::uuid[], $2::text[], $3::int[], $4::jsonb[], $5::text[], $6::text[], $7::text[], $8::text[],
-              $9::int[], $10::timestamptz[], $11::int[])
+              $9::int[], $10::timestamptz[], $11::int[], $25::smallint[], $26::text[]) WITH ORDINALITY
     AS r(id, kind, version, input, input_digest, requester, tracking_token, idempotency_key, steps_remaining,
-         deadline_at, deadline_ms)
+         deadline_at, deadline_ms, priority, concurrency_key, ord)
+),
+head AS (
+  SELECT p.priority,
+         coalesce((SELECT s.fair_position FROM step s
+                   WHERE s.state = 'ready' AND s.next_eligible_at < 'infinity' AND s.priority = p.priority
+                   ORDER BY s.priority DESC, s.fair_position LIMIT 1),
+                  (SELECT max(k.last_position) FROM concurrency_key k), 0) AS v
+  FROM (SELECT DISTINCT priority FROM request) p
+),
+keyed AS (
+  SELECT r.ord, r.kind, r.concurrency_key AS key, h.v,
+         row_number() OVER (PARTITION BY r.kind, r.concurrency_key ORDER BY r.ord) AS rank,
+         count(*) OVER (PARTITION BY r.kind, r.concurrency_key) AS n
+  FROM request r JOIN head h ON h.priority = r.priority
+  WHERE r.concurrency_key IS NOT NULL AND (SELECT f.fairness FROM fl_fair_share(r.kind) f) = 'round-robin'
+),
+key_turn AS (
+  -- Each key's row is locked until commit, in (kind, key) order: creations of one key take their
+  -- positions one after another, and two creations never wait on each other in a cycle.
+  INSERT INTO concurrency_key AS k (kind, key, last_position, requests)
+  SELECT kind, key, max(v) + max(n), max(n) FROM keyed GROUP BY kind, key ORDER BY kind, key
+  ON CONFLICT (kind, key) DO UPDATE
+  SET last_position = greatest(k.last_position + excluded.requests, excluded.last_position),
+      requests = k.requests + excluded.requests,
+      last_request_at = now()
+  RETURNING k.kind, k.key, k.last_position
+),
+positioned AS (
+  SELECT r.*, coalesce(t.last_position - kd.n + kd.rank, h.v + 1) AS fair_position
+  FROM request r
+  JOIN head h ON h.priority = r.priority
+  LEFT JOIN keyed kd ON kd.ord = r.ord
+  LEFT JOIN key_turn t ON t.kind = kd.kind AND t.key = kd.key
+),
+inserted AS (
+  INSERT INTO workflow (id, kind, version, input, input_digest, requester, tracking_token, idempotency_key,
+                        steps_remaining, deadline_at, priority, concurrency_key)
+  SELECT r.id, r.kind, r.version, r.input, r.input_digest, r.requester, r.tracking_token, r.idempotency_key,
+         r.steps_remaining, coalesce(r.deadline_at, now() + r.deadline_ms * interval '1 millisecond'), r.priority, r.concurrency_key
+  FROM positioned r
   ON CONFLICT (requester, idempotency_key) DO NOTHING
   RETURNING id
 ),
 steps AS (
   INSERT INTO step (id, workflow_id, name, position, adapter, adapter_version, operation, step_class, input_digest,
-                    state, pending_dependencies, attempt_budget)
+                    state, pending_dependencies, attempt_budget, priority, fair_position, concurrency_key)
   SELECT r.id, r.workflow_id, r.name, r.position, r.adapter, r.adapter_version, r.operation, r.step_class, r.input_digest,
          CASE WHEN r.pending_dependencies = 0 THEN 'ready' ELSE 'blocked' END::step_state,
-         r.pending_dependencies, r.attempt_budget
+         r.pending_dependencies, r.attempt_budget, w.priority, w.fair_position, w.concurrency_key
   FROM unnest($12::uuid[], $13::uuid[], $14::text[], $15::int[], $16::text[], $17::text[], $18::text[], $19::text[],
               $20::text[], $21::int[], $22::int[])
     AS r(id, workflow_id, name, position, adapter, adapter_version, operation, step_class, input_digest,
          pending_dependencies, attempt_budget)
+  JOIN positioned w ON w.id = r.workflow_id
   WHERE r.workflow_id IN (SELECT id FROM inserted)
   RETURNING id
 ),
