@@ -171,21 +171,24 @@ async function migrations(): Promise<{ name: string; sql: string }[]> {
 
 /**
  * Applies every migration in the engine's schema. A throwaway database needs no migration
- * history, so the plain SQL runs in one transaction without Prisma's schema engine.
+ * history, so the plain SQL runs without Prisma's schema engine — but, as Prisma does, each
+ * migration in a transaction of its own: an enum value a migration adds cannot be used before
+ * it commits (PostgreSQL 15 refuses it even for a type made earlier in the same transaction).
+ * A failed migration leaves a half-made database, which the caller drops.
  */
 async function migrate(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url, application_name: "fenceline-testing" });
   await client.connect();
   try {
-    await client.query("BEGIN");
     await client.query(`CREATE SCHEMA ${ENGINE_SCHEMA}`);
-    await client.query(`SET LOCAL search_path = ${ENGINE_SCHEMA}`);
+    await client.query(`SET search_path = ${ENGINE_SCHEMA}`);
     for (const migration of await migrations()) {
-      await client.query(migration.sql).catch((error: unknown) => {
+      // On lines of their own: a migration may end in a comment.
+      await client.query(`BEGIN;\n${migration.sql}\n;COMMIT;`).catch(async (error: unknown) => {
+        await client.query("ROLLBACK").catch(() => undefined);
         throw new Error(`migration ${migration.name} failed: ${String(error)}`, { cause: error });
       });
     }
-    await client.query("COMMIT");
   } finally {
     await client.end();
   }

@@ -4,6 +4,7 @@
  * them, and workers that stop when the test ends. Used by *.db.test.ts only.
  */
 import type { Pool } from "pg";
+import { onTestFinished } from "vitest";
 import { z } from "zod";
 import { defineAdapter, type AdapterDefinition, type AdapterOptions } from "@/lib/definitions/adapter";
 import type { StepContext } from "@/lib/definitions/context";
@@ -83,9 +84,9 @@ export async function oneRequest(pool: Pool, workflow: WorkflowDefinition, input
   return request!.stepIds.get("only")!;
 }
 
-/** A direct-transport worker with short waits, quiet, stopped by `stopAll`. */
+/** A direct-transport worker with short waits, quiet, stopped when the test ends. */
 export function testWorker(pool: Pool, workflows: readonly WorkflowDefinition[], options: Partial<WorkerOptions> = {}): Worker {
-  return new Worker({
+  const worker = new Worker({
     coordinator: directCoordinator(pool),
     workflows,
     pollIntervalMs: 100,
@@ -94,6 +95,10 @@ export function testWorker(pool: Pool, workflows: readonly WorkflowDefinition[],
     log: () => undefined,
     ...options,
   });
+  // Stopped however the test ends: a failed expectation must not leave a worker claiming on a
+  // database the fixture is about to drop, which would hold the test file open for ever.
+  onTestFinished(() => worker.stop());
+  return worker;
 }
 
 /**

@@ -272,7 +272,8 @@ export class Worker {
     try {
       await this.hooks.reached("claimed", step);
       const outcome = await this.runHandler(run);
-      if (outcome.kind === "wait") {
+      // Whatever a handler returns is checked: `undefined` is a failure with its own reason.
+      if (outcome?.kind === "wait") {
         await this.park(run, outcome);
         return;
       }
