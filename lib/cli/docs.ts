@@ -29,7 +29,7 @@ const { values } = command({
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const REFERENCE_DIR = path.join(ROOT, "docs/adopting/reference");
 /** The pages whose links are checked, besides every .md under docs/. */
-const PAGES = ["README.md", "lib/sdk/package/README.md", "examples/quickstart/README.md", "lib/scenarios/README.md"];
+const PAGES = ["README.md", "lib/sdk/package/README.md", "examples/quickstart/README.md", "examples/orders/README.md", "lib/scenarios/README.md"];
 
 /** The package's doors: lib/sdk/index.ts and lib/sdk/<door>/index.ts, as lib/sdk/package/build.ts packs them. */
 async function doors(): Promise<string[]> {

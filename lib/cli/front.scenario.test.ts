@@ -29,7 +29,7 @@ beforeAll(async () => {
   db = await freshDatabase();
   await createFastClass(db.pool);
   await installWorkerToken(db.pool, "front-test-workers", token, "test");
-  await installAppKey(db.pool, "front-test", appKey, ["requests:create", "requests:read"], "test");
+  await installAppKey(db.pool, "front-test", appKey, ["requests:create", "requests:read", "events:send"], "test");
   const port = await freePort();
   dashboardPort = await freePort();
   url = `http://127.0.0.1:${port}`;
@@ -75,6 +75,11 @@ test("before the dashboard is built, bad input is still a 4xx problem, and the d
   expect([unknown.status, unknown.headers.get("content-type")]).toEqual([404, "application/problem+json"]);
   expect(await fetch(`${url}/api/requests`, { method: "DELETE" }).then((answer) => answer.status)).toBe(405);
   expect(await fetch(`${url}/api/track/abc%2`).then((answer) => answer.status)).toBe(400);
+  // The events API answers too: a name no registered step waits for is refused, naming the field.
+  const event = await fetch(`${url}/api/events`, { method: "POST", headers: { authorization: `Bearer ${appKey}`, "content-type": "application/json" }, body: JSON.stringify({ name: "nobody.waits", key: "k", payload: null }) });
+  expect([event.status, event.headers.get("content-type")]).toEqual([422, "application/problem+json"]);
+  expect(JSON.stringify(await event.json())).toContain("name");
+  expect((await fetch(`${url}/api/events/url/not-a-token`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(410);
 
   const page = await fetch(`${url}/requests`);
   expect(page.status).toBe(503);

@@ -5,8 +5,8 @@
  *
  * Until the dashboard answers on FENCELINE_DASHBOARD_PORT it serves, itself, what an adopter needs
  * first, with the very route handlers the web app uses (app/api/…/route.ts): the requests API
- * (create, read, list, cancel), tracking reads, the worker protocol, /api/health and
- * /api/openapi.json. Anything else is a 503 that says the dashboard is building (a page that
+ * (create, read, list, cancel), events (an app's send, a wait's one-time URL), tracking reads,
+ * the worker protocol, /api/health and /api/openapi.json. Anything else is a 503 that says the dashboard is building (a page that
  * reloads itself, or a problem+json under /api). Once the dashboard's /api/health answers, every
  * request is passed to it unchanged, for as long as this run lasts.
  *
@@ -36,6 +36,9 @@ const EARLY_ROUTES: { path: RegExp; load: () => Promise<RouteModule> }[] = [
   { path: /^\/api\/requests\/(?<id>[^/]+)$/, load: () => import("@/app/api/requests/[id]/route").then(asRoute) },
   { path: /^\/api\/requests\/(?<id>[^/]+)\/cancel$/, load: () => import("@/app/api/requests/[id]/cancel/route").then(asRoute) },
   { path: /^\/api\/track\/(?<token>[^/]+)$/, load: () => import("@/app/api/track/[token]/route").then(asRoute) },
+  // A request that waits for an event goes on only when the event arrives.
+  { path: /^\/api\/events$/, load: () => import("@/app/api/events/route").then(asRoute) },
+  { path: /^\/api\/events\/url\/(?<token>[^/]+)$/, load: () => import("@/app/api/events/url/[token]/route").then(asRoute) },
 ];
 const WORKER_PROTOCOL = /^\/api\/worker\//;
 const DASHBOARD_POLL_MS = 500;
@@ -73,7 +76,7 @@ async function answerEarly(incoming: IncomingMessage, pathname: string): Promise
 
 /** The 503 for what only the built dashboard serves. */
 function building(pathname: string): Response {
-  const detail = "the dashboard is still building (next build); the requests API and the worker protocol already answer";
+  const detail = "the dashboard is still building (next build); the requests and events API and the worker protocol already answer";
   if (pathname.startsWith("/api")) return problem("dashboard-starting", detail, {}, { "retry-after": "5" });
   const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="5"><title>Fenceline is starting</title></head>
 <body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 4rem auto; line-height: 1.5"><h1>The dashboard is building</h1>

@@ -7,7 +7,10 @@ import pg from "pg";
 import { createPool } from "@/lib/db/pool";
 import { createStepClass } from "@/lib/engine/test-support";
 import { createWorkflows } from "@/lib/engine/workflow";
-import { SCENARIO_CLASS } from "./definitions";
+import { sendEvent } from "@/lib/events/send";
+import type { SentEvent } from "@/lib/events/types";
+import { createRequest } from "@/lib/requests/create";
+import { SCENARIO_CLASS, SCENARIO_SIGNAL } from "./definitions";
 import type { ThrowawayCluster } from "./cluster";
 import type { FailoverServers } from "./standby-pair";
 import { DestinationProcess, spawnWorker, stopProcesses, waitUntil, type Spawned, type WorkerOptions } from "./processes";
@@ -32,6 +35,8 @@ export class Cell {
   readonly excused = new Set<string>();
   /** Figures a fault script measured, for the cell's detail. */
   readonly figures: Record<string, unknown> = {};
+  /** Every event the harness sent and saw acknowledged, in order (a repeat answers with the same id). */
+  readonly signals: SentEvent[] = [];
   /** Workers whose death would be a finding (they were never meant to be killed). */
   readonly mustSurvive = new Set<Spawned>();
   readonly random: () => number;
@@ -129,6 +134,39 @@ export class Cell {
     this.workflowIds.push(...created.map((workflow) => workflow.workflowId));
     this.stepIds.push(...stepIds);
     return stepIds;
+  }
+
+  /** Creates `scenario-waits` requests (a timer, an event wait, a delivery), one per key. */
+  async createWaitRequests(requests: readonly { key: string; sleepMs: number; timeoutMs: number }[]): Promise<string[]> {
+    const ids: string[] = [];
+    for (const { key, sleepMs, timeoutMs } of requests) {
+      const { request } = await createRequest(this.engine, {
+        kind: "scenario-waits",
+        version: 1,
+        input: { contract: this.contract, key, sleepMs, timeoutMs },
+        idempotencyKey: null,
+        requester: "scenario-harness",
+        deadlineAt: null,
+      });
+      ids.push(request.id);
+    }
+    this.workflowIds.push(...ids);
+    return ids;
+  }
+
+  /**
+   * Sends `scenario.signal` for `key` as an app would: sent again with the same idempotency key
+   * until an answer comes (PostgreSQL may be restarting). Returns the acknowledged event.
+   */
+  async signal(key: string, idempotencyKey: string, n: number, timeoutMs = 20_000): Promise<SentEvent> {
+    const sent = await waitUntil(
+      `the signal ${idempotencyKey} to be acknowledged`,
+      () => sendEvent(this.engine, { name: SCENARIO_SIGNAL, key, payload: { n }, sender: "scenario-harness", idempotencyKey }),
+      timeoutMs,
+      200,
+    );
+    this.signals.push(sent);
+    return sent;
   }
 
   /** The database clock, now. */

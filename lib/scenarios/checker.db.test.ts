@@ -11,7 +11,7 @@ import { createStepClass } from "@/lib/engine/test-support";
 import { createWorkflows } from "@/lib/engine/workflow";
 import { checkInvariants } from "./checker";
 
-test("a clean database passes, and rows that break invariants 1–8 are each reported", async ({ db }) => {
+test("a clean database passes, and rows that break invariants 1–10 are each reported", async ({ db }) => {
   await db.pool.query(createSchema);
   await createStepClass(db.pool, "checker", { leaseTtlMs: 1_500, renewEveryMs: 500, attemptDeadlineMs: 20_000, graceMs: 500 });
   const created = await createWorkflows(db.pool, [
@@ -69,9 +69,20 @@ test("a clean database passes, and rows that break invariants 1–8 are each rep
      VALUES ('fenced', 'r', 'fl-a', 1, 2, 'p', 'e1', '{}'), ('fenced', 'r', 'fl-a', 1, 1, 'p', 'e2', '{}')`,
   );
 
+  // A timer fired before its due time (9); an event marked consumed by a step that never waited for it (10).
+  await db.pool.query(
+    `INSERT INTO timer (step_id, workflow_id, state, due_at, requested, settled_at) VALUES ($1, $2, 'fired', now() + interval '1 minute', '{"afterMs": 60000}', now())`,
+    [fenced!.stepId, fenced!.workflowId],
+  );
+  await db.pool.query(
+    `INSERT INTO event (name, correlation_key, payload, payload_digest, sender, keep_until, consumed_by_step_id, consumed_at)
+     VALUES ('checker.test', 'k', '{}', 'd', 'test', now() + interval '1 day', $1, now())`,
+    [opaque!.stepId],
+  );
+
   const checked = await checkInvariants({ engine: db.pool, destination: db.pool, acknowledgedWorkflowIds: [...ids, randomUUID()] });
   const failed = Object.fromEntries(checked.invariants.map((invariant) => [invariant.id, invariant.passed]));
-  expect(failed).toEqual({ 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false, 8: false });
+  expect(failed).toEqual({ 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false, 8: false, 9: false, 10: false });
   expect(checked.staleWritesAccepted).toBeGreaterThanOrEqual(2);
   expect(checked.duplicateEffects).toBe(1);
   // Both workflows are unfinished, and one acknowledged id does not exist at all.

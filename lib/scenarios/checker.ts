@@ -1,6 +1,6 @@
 /**
  * The independent checker: after a cell settles, SQL over the engine's tables and the destination
- * service's own tables decides SPEC.md's invariants 1–8. It calls no engine function and trusts
+ * service's own tables decides SPEC.md's invariants 1–10 (9 and 10: timers and events). It calls no engine function and trusts
  * no engine summary: every verdict is a query over durable rows, judged on the database clock.
  *
  * A verdict carries up to five witnesses (the offending rows), so a failure says what it saw.
@@ -64,7 +64,11 @@ WHERE previous_term IS NOT NULL AND previous_leased_at > leased_at`,
 };
 
 // ── Invariant 2: a stale worker commits no checkpoint or receipt ──────────────────────────────
-/** A receipt must carry its attempt's term, be written while that lease governed, and no newer lease may exist before it. */
+/**
+ * A receipt must carry its attempt's term, be written while that lease governed, and no newer lease
+ * may exist before it. A waiting step's settlement (a timer fired, an event received or a timeout)
+ * is written by a keeper after the arming attempt parked, under that attempt's term (decision 019).
+ */
 const staleReceipts: Probe = {
   name: "receipts from a stale term",
   sql: `
@@ -80,6 +84,8 @@ WHERE r.verification_method <> 'manual_review' AND (
   OR (SELECT max(n.fencing_term) FROM lease n WHERE n.step_id = r.step_id AND n.leased_at <= r.created_at) <> r.fencing_term
   OR NOT (
        (l.end_reason = 'receipt' AND r.created_at < l.expires_at)
+    OR (a.outcome = 'waiting' AND l.end_reason = 'released' AND l.ended_at <= r.created_at
+        AND r.verification_method IN ('database_clock', 'event_received'))
     OR EXISTS (SELECT 1 FROM recovery_decision d WHERE d.step_id = r.step_id AND d.fencing_term = r.fencing_term AND d.category = 'reconcile')))`,
 };
 /** Checkpoints 3 and 4 must have been written while their lease governed the step. */
@@ -204,6 +210,72 @@ WHERE w.id IS NULL
        AND NOT EXISTS (SELECT 1 FROM review_case c WHERE c.workflow_id = w.id AND c.status = 'open'))`,
 };
 
+// ── Invariant 9: a timer fires at most once, never early, and is not lost ─────────────────────
+/** A timer step settled more than once shows as more than one receipt (or a step that ran twice after it). */
+const timersFiredTwice: Probe = {
+  name: "timers fired more than once",
+  sql: `
+SELECT t.step_id, t.state, count(r.id)::int AS receipts FROM timer t LEFT JOIN receipt r ON r.step_id = t.step_id
+GROUP BY t.step_id, t.state HAVING count(r.id) > 1 OR (t.state = 'fired' AND count(r.id) <> 1)`,
+};
+/** Early on the database clock: fired, receipted or completed before due, or a dependant leased before it. */
+const timersFiredEarly: Probe = {
+  name: "timers fired before their due time (database clock)",
+  sql: `
+SELECT t.step_id, t.due_at, t.settled_at, s.completed_at, min(r.created_at) AS receipt_at, min(l.leased_at) AS dependant_leased_at
+FROM timer t JOIN step s ON s.id = t.step_id
+LEFT JOIN receipt r ON r.step_id = t.step_id
+LEFT JOIN step_dependency d ON d.depends_on_step_id = t.step_id
+LEFT JOIN lease l ON l.step_id = d.step_id
+WHERE t.state = 'fired'
+GROUP BY t.step_id, t.due_at, t.settled_at, s.completed_at
+HAVING t.settled_at < t.due_at OR s.completed_at < t.due_at OR min(r.created_at) < t.due_at OR min(l.leased_at) < t.due_at`,
+};
+/** Lost: a timer step that did not end with its timer (still waiting, or completed without a fired timer). */
+const timersLost: Probe = {
+  name: "timers lost (due and not fired, or a timer step completed without one)",
+  sql: `
+SELECT s.id AS step_id, s.state, t.state AS timer_state, t.due_at FROM step s LEFT JOIN timer t ON t.step_id = s.id
+WHERE s.adapter = 'fenceline.timer'
+  AND ((t.state = 'waiting' AND t.due_at <= now())
+    OR (s.state IN ('completed', 'completed_without_effect') AND t.state IS DISTINCT FROM 'fired')
+    OR (t.state = 'fired' AND s.state NOT IN ('completed', 'completed_without_effect')))`,
+};
+
+// ── Invariant 10: an event is consumed at most once, and an accepted one is not lost ──────────
+const eventsConsumedTwice: Probe = {
+  name: "events consumed by more than one wait, or a wait and its event disagreeing",
+  sql: `
+SELECT e.id AS event_id, e.consumed_by_step_id, array_agg(w.step_id) AS waits,
+       (SELECT count(*)::int FROM receipt r WHERE r.external_reference = e.id::text) AS receipts
+FROM event e LEFT JOIN event_wait w ON w.event_id = e.id
+GROUP BY e.id, e.consumed_by_step_id
+HAVING count(w.step_id) > 1
+    OR (SELECT count(*) FROM receipt r WHERE r.external_reference = e.id::text) > 1
+    OR (count(w.step_id) = 1 AND e.consumed_by_step_id IS DISTINCT FROM min(w.step_id::text)::uuid)
+    OR (count(w.step_id) = 0 AND e.consumed_by_step_id IS NOT NULL)`,
+};
+const eventsTwiceForOneKey: Probe = {
+  name: "one sender's idempotency key stored as more than one event",
+  sql: `SELECT sender, idempotency_key, count(*)::int AS events FROM event WHERE idempotency_key IS NOT NULL GROUP BY 1, 2 HAVING count(*) > 1`,
+};
+/**
+ * An event that was there well before a wait for its name and key timed out, yet the wait timed
+ * out and the event was never consumed. (An event whose transaction began within half a second of
+ * the timeout may fairly lose that race: the wait times out and the event is kept.)
+ */
+const eventsMissed: Probe = {
+  name: "events that arrived before their wait's timeout, left unconsumed while the wait timed out",
+  sql: `
+SELECT e.id AS event_id, e.received_at, w.step_id, w.armed_at, w.timeout_at, w.settled_at FROM event e
+JOIN event_wait w ON w.name = e.name AND w.correlation_key = e.correlation_key
+WHERE e.consumed_at IS NULL AND w.state = 'timed_out' AND e.received_at < w.timeout_at - interval '500 milliseconds'`,
+};
+const timeoutsEarly: Probe = {
+  name: "event waits timed out before their timeout (database clock)",
+  sql: `SELECT step_id, timeout_at, settled_at FROM event_wait WHERE state = 'timed_out' AND settled_at < timeout_at`,
+};
+
 // ── Destination (invariant 6 and the destination's side of invariant 2) ───────────────────────
 const destinationDuplicates: Probe = {
   name: "duplicate effects at fenced and idempotent destinations",
@@ -240,6 +312,9 @@ export async function checkInvariants(input: CheckInput): Promise<CheckOutcome> 
     rows(destination, { name: "stale-term refusals", sql: `SELECT count(*)::int AS n FROM destination.incident WHERE what = 'stale_term'` }),
   ]);
   const [rejections] = await q({ name: "fencing rejections", sql: `SELECT count(*)::int AS n FROM fencing_rejection` });
+  const [firedTwice, firedEarly, timerLost, consumedTwice, twiceForOneKey, missed, timedOutEarly] = await Promise.all([
+    q(timersFiredTwice), q(timersFiredEarly), q(timersLost), q(eventsConsumedTwice), q(eventsTwiceForOneKey), q(eventsMissed), q(timeoutsEarly),
+  ]);
 
   const verdict = (id: number, name: string, ...found: { probe: string; rows: unknown[] }[]): InvariantResult => {
     const failing = found.filter((f) => f.rows.length > 0);
@@ -268,6 +343,11 @@ export async function checkInvariants(input: CheckInput): Promise<CheckOutcome> 
     verdict(7, "opaque unknowns reach review and are never retried",
       { probe: opaqueRetried.name, rows: opaqueTwice }, { probe: opaqueUnknownNotInReview.name, rows: opaqueNoReview }),
     verdict(8, "nothing acknowledged is lost", { probe: unsettledWorkflows.name, rows: lost }),
+    verdict(9, "a timer fires at most once, never early on the database clock, and is not lost",
+      { probe: timersFiredTwice.name, rows: firedTwice }, { probe: timersFiredEarly.name, rows: firedEarly }, { probe: timersLost.name, rows: timerLost }),
+    verdict(10, "an accepted event is consumed by at most one wait, and not lost",
+      { probe: eventsConsumedTwice.name, rows: consumedTwice }, { probe: eventsTwiceForOneKey.name, rows: twiceForOneKey },
+      { probe: eventsMissed.name, rows: missed }, { probe: timeoutsEarly.name, rows: timedOutEarly }),
   ];
 
   return {
@@ -296,5 +376,13 @@ async function describe(engine: pg.Pool, destination: pg.Pool): Promise<Record<s
   ]);
   // How many distinct processes made recovery decisions (the duplicate-recoverers cell wants several).
   const { rows: deciders } = await engine.query<{ n: number }>(`SELECT count(DISTINCT decided_by)::int AS n FROM recovery_decision`);
-  return { stepStates, recoveryDecisions: decisions, fencingRejections: rejections, reviewCases: reviews, destinationEffects: effects, destinationIncidents: incidents, ...lateObservations, recoverers: deciders[0]?.n ?? 0 };
+  // Timers and events (the waits cell): lateness is fired minus due, on the database clock.
+  const { rows: waits } = await engine.query(`
+    SELECT (SELECT count(*)::int FROM timer WHERE state = 'fired') AS "timersFired",
+           (SELECT round((extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY settled_at - due_at)) * 1000)::numeric)::int FROM timer WHERE state = 'fired') AS "timerLatenessP50Ms",
+           (SELECT round((extract(epoch FROM max(settled_at - due_at)) * 1000)::numeric)::int FROM timer WHERE state = 'fired') AS "timerLatenessMaxMs",
+           (SELECT count(*)::int FROM event) AS "events",
+           (SELECT count(*)::int FROM event WHERE consumed_at IS NOT NULL) AS "eventsConsumed",
+           (SELECT count(*)::int FROM event_wait WHERE state = 'timed_out') AS "waitsTimedOut"`);
+  return { ...(Number(waits[0]?.timersFired) + Number(waits[0]?.events) > 0 ? { waits: waits[0] } : {}), stepStates, recoveryDecisions: decisions, fencingRejections: rejections, reviewCases: reviews, destinationEffects: effects, destinationIncidents: incidents, ...lateObservations, recoverers: deciders[0]?.n ?? 0 };
 }

@@ -13,11 +13,19 @@ import { CONTRACTS } from "./types";
 /** The harness's step class: leases short enough that a cell settles in seconds. */
 export const SCENARIO_CLASS = "scenario";
 
+/** One set of adapters per destination: a worker serving both workflows must define each adapter once. */
+const adaptersByUrl = new Map<string, ReturnType<typeof demoAdapters>>();
+const adaptersFor = (destinationUrl: string) => {
+  const known = adaptersByUrl.get(destinationUrl) ?? demoAdapters(destinationUrl);
+  adaptersByUrl.set(destinationUrl, known);
+  return known;
+};
+
 export const scenarioInput = z.object({ contract: z.enum(CONTRACTS), payload: z.unknown().optional() }).loose();
 
 /** `scenario` on the destination at `destinationUrl`, with its one step (`deliver`) on `stepClass`. */
 export function scenarioWorkflow(destinationUrl: string, stepClass: string = SCENARIO_CLASS, kind = "scenario") {
-  const adapters = demoAdapters(destinationUrl);
+  const adapters = adaptersFor(destinationUrl);
   return defineWorkflow({
     kind,
     version: 1,
@@ -35,3 +43,41 @@ export function scenarioWorkflow(destinationUrl: string, stepClass: string = SCE
 }
 
 export const scenario = scenarioWorkflow(process.env.FENCELINE_DESTINATION_URL ?? "http://127.0.0.1:4100");
+
+/** The event the waits cell sends, correlated by `input.key`. */
+export const SCENARIO_SIGNAL = "scenario.signal";
+
+export const scenarioWaitsInput = scenarioInput.extend({
+  key: z.string().min(1).max(200),
+  sleepMs: z.number().int().min(0).max(60_000),
+  timeoutMs: z.number().int().min(0).max(60_000),
+});
+
+/**
+ * `scenario-waits`, for the waits cell: a timer (`sleepMs` after the request is created), then a
+ * wait for `scenario.signal` with the request's key (`timeoutMs`, and a timeout lets the request
+ * go on), then one delivery to the destination through the request's contract.
+ */
+export function scenarioWaitsWorkflow(destinationUrl: string, stepClass: string = SCENARIO_CLASS) {
+  const adapters = adaptersFor(destinationUrl);
+  return defineWorkflow({ kind: "scenario-waits", version: 1, input: scenarioWaitsInput })
+    .timer("sleep", { milestone: { upcoming: "Pause", current: "Pausing until {until}", done: "Paused" }, afterMs: (ctx) => ctx.input.sleepMs })
+    .event("signal", {
+      dependsOn: ["sleep"],
+      milestone: { upcoming: "Signal", current: "Waiting for the signal", done: "Signalled" },
+      name: SCENARIO_SIGNAL,
+      key: (ctx) => ctx.input.key,
+      payload: z.object({ n: z.number().int() }),
+      timeoutMs: (ctx) => ctx.input.timeoutMs,
+      onTimeout: "continue",
+    })
+    .step("deliver", {
+      dependsOn: ["signal"],
+      adapter: chooseAdapter("contract", adapters),
+      class: stepClass,
+      milestone: { upcoming: "Delivery", current: "Delivering", done: "Delivered", service: "the delivery service" },
+      run: async (ctx) => effect(await ctx.invoke({ payload: { signalled: ctx.results.signal.received }, resource: ctx.stepId })),
+    });
+}
+
+export const scenarioWaits = scenarioWaitsWorkflow(process.env.FENCELINE_DESTINATION_URL ?? "http://127.0.0.1:4100");

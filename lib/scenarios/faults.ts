@@ -208,6 +208,81 @@ const dupRecoverers: Script = async (cell) => {
 };
 
 /**
+ * Requests that wait: each sleeps on a timer (due 1.5–4 s after it is created), then waits for
+ * `scenario.signal` with its key. A third get their signal before the request exists (kept for the
+ * wait), a third while they wait, and a third none, or one sent as their timeout comes due (the
+ * race has one outcome either way); every signal is sent twice with one idempotency key. Around the
+ * due times a coordinator (a worker whose keeper fires timers) gets SIGKILL and PostgreSQL is
+ * restarted `-m fast`, then `-m immediate` with 1 s down.
+ */
+const waits: Script = async (cell) => {
+  if (!cell.cluster) throw new Error("the waits cell needs its own cluster");
+  const doomed = cell.spawnWorker({ role: "killed-keeper", concurrency: 4 });
+  const keeper = cell.spawnWorker({ concurrency: 4 });
+  cell.mustSurvive.add(keeper);
+  await cell.ready(doomed, keeper);
+  const count = cell.int(18, 24);
+  const plan = Array.from({ length: count }, (_, i) => ({
+    key: `${cell.seed}-${i}`,
+    how: (["early", "waiting", "timeout"] as const)[i % 3]!,
+    sleepMs: 1_500 + Math.round((2_500 * i) / count),
+    timeoutMs: i % 3 === 2 ? 1_500 : 30_000,
+  }));
+  for (const [n, { key, how }] of plan.entries()) {
+    if (how !== "early") continue;
+    const sent = await cell.signal(key, `early-${key}`, n);
+    if (sent.consumedBy !== null) cell.fail(`the signal for ${key} was consumed before any request waited for it`);
+  }
+  const startedAt = Date.now();
+  const ids = await cell.createWaitRequests(plan);
+  const at = (ms: number) => sleep(Math.max(0, startedAt + ms - Date.now()));
+
+  await at(1_800);
+  doomed.process.kill("SIGKILL");
+  await doomed.exited;
+  cell.inject("sigkill-coordinator");
+  const late = cell.spawnWorker({ role: "late-keeper", concurrency: 4 });
+  cell.mustSurvive.add(late);
+  await cell.ready(late);
+  await at(2_600);
+  await cell.cluster.restart("fast");
+  cell.inject("restart-fast");
+  await at(3_500);
+  await cell.cluster.restart("immediate", 1_000);
+  cell.inject("restart-immediate");
+
+  // Signals for waits that began: sent twice each, the second as a client whose answer was lost.
+  const waitOf = async (workflowId: string) => {
+    const { rows } = await cell.engine.query<{ state: string; timeout_ms: number }>(
+      `SELECT w.state, extract(epoch FROM (w.timeout_at - now())) * 1000 AS timeout_ms FROM event_wait w WHERE w.workflow_id = $1`,
+      [workflowId],
+    );
+    return rows[0];
+  };
+  await Promise.all(
+    plan.map(async ({ key, how }, i) => {
+      if (how === "early") {
+        await waitUntil(`the wait of ${key} to begin`, async () => (await waitOf(ids[i]!)) !== undefined, 30_000, 100);
+        await cell.signal(key, `early-${key}`, i);
+        cell.inject("signal-sent-twice");
+        return;
+      }
+      const wait = await waitUntil(`the wait of ${key} to begin`, () => waitOf(ids[i]!), 30_000, 50);
+      if (how === "waiting") {
+        await cell.signal(key, `waiting-${key}`, i);
+        await cell.signal(key, `waiting-${key}`, i);
+        cell.inject("signal-sent-twice");
+      } else if (i % 2 === 0) {
+        // Sent as the timeout comes due: either the wait takes it or it times out and keeps none.
+        await sleep(Math.max(0, Number(wait.timeout_ms) - 20));
+        await cell.signal(key, `race-${key}`, i);
+        cell.inject("signal-racing-timeout");
+      }
+    }),
+  );
+};
+
+/**
  * The restore drill (lib/scenarios/restore.ts), twice: without an epoch transition the stale
  * write must get through at the destination — if it does not, the drill proves nothing — and with
  * one it must be refused.
@@ -235,6 +310,7 @@ export const scripts: Record<FaultKind, Script> = {
   "clock-offset": clockOffset,
   "dup-recoverers": dupRecoverers,
   restore,
+  waits,
   "failover-sync": failover(true),
   "failover-async": failover(false),
   "failover-patroni-sync": failover(true),

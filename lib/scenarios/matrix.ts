@@ -17,7 +17,7 @@ import { appliesTo, CONTRACTS, failoverTier, FAULTS, isFailover, isSynchronousFa
 export type Environment = {
   /** URL of the `postgres` database on the server that holds cell databases and the template. */
   serverUrl: string;
-  /** Started on first use by a db-restart cell. */
+  /** Started on first use by a cell that restarts PostgreSQL (db-restart, waits). */
   cluster(): Promise<ThrowawayCluster>;
   close(): Promise<void>;
 };
@@ -65,7 +65,7 @@ const SETTLE_TIMEOUT_MS = 90_000;
 export async function runCell(environment: Environment, fault: FaultKind, contract: Contract, runSeed: number, log: (line: string) => void = () => {}): Promise<CellResult> {
   const startedAt = Date.now();
   const seed = deriveSeed(runSeed, fault, contract);
-  const cluster = fault === "db-restart" ? await environment.cluster() : null;
+  const cluster = fault === "db-restart" || fault === "waits" ? await environment.cluster() : null;
   // A failover leaves its primary dead: every failover cell gets a pair of its own.
   const standbyPair = isFailover(fault) ? await startFailoverServers(fault) : null;
   const engineServerUrl = standbyPair?.primaryServerUrl ?? cluster?.serverUrl ?? environment.serverUrl;

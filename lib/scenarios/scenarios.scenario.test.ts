@@ -1,7 +1,7 @@
 /**
  * A representative subset of the fault-scenario matrix (`npm run scenarios`) inside `npm test`:
  * real worker processes, the real destination process and real PostgreSQL. Each cell runs its
- * fault, settles, and the independent SQL checker decides invariants 1–8; any broken invariant or
+ * fault, settles, and the independent SQL checker decides invariants 1–10; any broken invariant or
  * unmet expectation (a stale write rejected in the pause and clock cells, recovery latency within
  * its bound) fails the test with the checker's witnesses and the command that replays the cell.
  *
@@ -22,6 +22,7 @@ const subset: [FaultKind, Contract][] = [
   ["dup-recoverers", "opaque"],
   ["conn-kill", "idempotent"],
   ["db-restart", "queryable"],
+  ["waits", "idempotent"],
 ];
 
 let environment: Environment;
@@ -34,7 +35,7 @@ afterAll(async () => {
   await environment?.close();
 });
 
-test.each(subset)("%s × %s keeps invariants 1–8", { timeout: 120_000 }, async (fault, contract) => {
+test.each(subset)("%s × %s keeps invariants 1–10", { timeout: 120_000 }, async (fault, contract) => {
   const cell = await runCell(environment, fault, contract, SEED);
   const summary = {
     workflows: cell.workflows,
@@ -43,7 +44,7 @@ test.each(subset)("%s × %s keeps invariants 1–8", { timeout: 120_000 }, async
     recoveryLatencyMs: cell.recoveryLatencyMs,
     durationMs: cell.durationMs,
   };
-  console.log(`${fault} × ${contract}: ${JSON.stringify(summary)}`);
+  console.log(`${fault} × ${contract}: ${JSON.stringify({ ...summary, ...(cell.detail.waits ? { waits: cell.detail.waits } : {}) })}`);
   expect(cell.failures, `replay: ${cell.replay}`).toEqual([]);
   expect(cell.invariants.filter((invariant) => !invariant.passed)).toEqual([]);
   expect({

@@ -19,6 +19,12 @@ export const FAULTS = [
   /** Several workers scan for the same expired leases at once. */
   "dup-recoverers",
   /**
+   * Requests with a timer and an event wait: a coordinator killed and PostgreSQL restarted around
+   * the timers' due times, events sent before their waits begin, while they wait, twice, and racing
+   * their timeouts. No timer fires twice, early or never; no event is consumed twice or lost.
+   */
+  "waits",
+  /**
    * Restore the engine's database from a snapshot and let a stale worker act: the fenced
    * destination accepts its write without an epoch transition, and refuses it with one.
    */
@@ -53,12 +59,13 @@ export const failoverTier = (fault: FaultKind): "quick" | "patroni" => (fault.st
 export const isSynchronousFailover = (fault: FaultKind): boolean => fault.endsWith("-sync");
 
 /**
- * The restore drill is about fencing terms, which only the fenced destination checks. The
+ * The restore drill is about fencing terms, which only the fenced destination checks. The waits
+ * cell is about the waits, not the delivery after them: two contracts are enough. The
  * failover cells run where a repeated request is harmless (fenced and idempotent destinations):
  * a queryable or opaque one cannot tell a request the lost commits made from its repeat.
  */
 export const appliesTo = (fault: FaultKind, contract: Contract): boolean =>
-  fault === "restore" ? contract === "fenced" : isFailover(fault) ? contract === "fenced" || contract === "idempotent" : true;
+  fault === "restore" ? contract === "fenced" : isFailover(fault) || fault === "waits" ? contract === "fenced" || contract === "idempotent" : true;
 
 export const isFault = (value: string): value is FaultKind => (FAULTS as readonly string[]).includes(value);
 export const isContract = (value: string): value is Contract => (CONTRACTS as readonly string[]).includes(value);

@@ -38,8 +38,9 @@ export const OPTIONAL_PEERS = ["react", "@tanstack/react-query", "embedded-postg
 /**
  * What the engine needs in `fenceline/testing` and the `fenceline` command, at the repository's
  * versions. zod-openapi only for its types: the API contract's declarations name them.
+ * `@date-fns/tz` for timers: a wall-clock time in a zone resolves to an instant in the worker.
  */
-export const DEPENDENCIES = ["pg", "ajv", "zod-openapi"] as const;
+export const DEPENDENCIES = ["pg", "ajv", "zod-openapi", "@date-fns/tz"] as const;
 /** The `fenceline` command: compiled with the doors, made executable. */
 const BIN = "lib/sdk/bin.js";
 

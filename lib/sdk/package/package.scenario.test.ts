@@ -11,6 +11,9 @@
  *   adopter's service, and the step page showing the contract the adapter declared.
  * - The quickstart's own tests (`npm test`: node's test runner, fenceline/testing on an embedded
  *   PostgreSQL) pass from the installed package, and leave no PostgreSQL running.
+ * - examples/orders, installed the same way, type-checks, and its worker and `npm run demo` take
+ *   every order through a charge, an event wait (its event sent early, and again with the same
+ *   idempotency key) and a timer to Completed; the demo's last line, read from the server, says so.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { chmod, cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -120,6 +123,56 @@ describe("an adopter's project outside the repository", () => {
     // on the machine run the kit's own tests, with PostgreSQL data dirs of the same name.
     const { stdout: processes } = await run("ps", ["-eo", "args"]);
     expect(processes.split("\n").filter((line) => line.includes(project))).toEqual([]);
+  }, 300_000);
+
+  test("examples/orders: every order waits for the warehouse's event and a timer, and completes; no event is duplicated", async () => {
+    const orders = await mkdtemp(path.join(tmpdir(), "fenceline-orders-"));
+    try {
+      await cp(path.join(ROOT, "examples/orders"), orders, { recursive: true, filter: (source) => !/node_modules|package-lock\.json/.test(source) });
+      const manifestPath = path.join(orders, "package.json");
+      const manifest = JSON.parse(await readFile(manifestPath, "utf8")) as { dependencies: Record<string, string> };
+      expect(manifest.dependencies.fenceline).toMatch(/^file:\.\.\/\.\.\/dist\/fenceline-.+\.tgz$/);
+      manifest.dependencies.fenceline = `file:${built.tarball}`;
+      await writeFile(manifestPath, JSON.stringify(manifest, null, 2));
+      await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: orders, timeout: 240_000 });
+      await run("npm", ["run", "typecheck"], { cwd: orders });
+
+      const env = { ...process.env, ...fenceline, PAYMENTS_URL: `http://127.0.0.1:${await freePort()}`, DATABASE_URL: "" };
+      const worker = spawn(process.execPath, [path.join(orders, "node_modules/tsx/dist/cli.mjs"), "src/worker.ts"], { cwd: orders, env, stdio: ["ignore", "pipe", "pipe"] });
+      children.push(worker);
+      const workerLines: string[] = [];
+      createInterface({ input: worker.stderr! }).on("line", (line) => workerLines.push(`[err] ${line}`));
+      await new Promise<void>((resolve, reject) => {
+        createInterface({ input: worker.stdout! }).on("line", (line) => {
+          workerLines.push(line);
+          if (/serves order@1/.test(line)) resolve();
+        });
+        worker.once("exit", (code) => reject(new Error(`the orders worker exited (${code}) before registering:\n${workerLines.join("\n")}`)));
+      });
+
+      const started = Date.now();
+      const { stdout } = await run("npm", ["run", "--silent", "demo", "--", "6"], { cwd: orders, env, timeout: 120_000 });
+      const figures = JSON.parse(stdout.trim().split("\n").at(-1)!) as Record<string, unknown>;
+      console.log(`[package] orders demo in ${Date.now() - started} ms: ${JSON.stringify(figures)}`);
+      expect(figures, workerLines.join("\n")).toEqual({
+        orders: 6,
+        completed: 6,
+        timersFired: 6,
+        timersEarly: 0,
+        timerWaitedMs: { min: expect.any(Number), max: expect.any(Number), cooldownMs: 3_000 },
+        eventsConsumed: 6,
+        eventsKeptEarly: 3,
+        eventsSentTwice: 6,
+        duplicateEvents: 0,
+      });
+      expect((figures.timerWaitedMs as { min: number }).min).toBeGreaterThanOrEqual(3_000);
+
+      worker.kill("SIGTERM");
+      const exit = await new Promise<number | null>((resolve) => worker.once("exit", (code) => resolve(code)));
+      expect(exit, "the orders worker stops gracefully on SIGTERM").toBe(0);
+    } finally {
+      await rm(orders, { recursive: true, force: true });
+    }
   }, 300_000);
 
   test("the quickstart takes a request of its own kind to Completed, with receipts and the declared contract on the step page", async () => {
