@@ -56,5 +56,5 @@ const eventWaitSchema = z.object({
 });
 
 export const stepWaitSchema = z
-  .discriminatedUnion("room", [timerWaitSchema, eventWaitSchema])
+  .union([timerWaitSchema, eventWaitSchema])
   .meta({ id: "StepWait", description: "What the step waits (or waited) for: a timer, or an event wait with the events received for its key" });
