@@ -5,18 +5,21 @@ import Link from "next/link";
 import type { RequestPage } from "@/lib/api/contract/engineer/requests";
 import { WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
 import { IN_FLIGHT_HEADLINES } from "@/lib/projection/project";
+import { WAITING_FOR } from "@/lib/waits/types";
 import { Empty, ErrorState } from "@/components/ui/states";
 import { Time } from "@/components/ui/time";
 import { engineerKeys, shortId } from "./api";
 import { usePolledPage } from "./use-polled-page";
 import { FilterForm, type FilterField } from "./filter-form";
 import { StateBadge } from "./state-badge";
+import { WaitLine } from "./step-wait";
 import styles from "./engineer.module.css";
 
 const fields: readonly FilterField[] = [
   { name: "q", label: "Request id or token prefix", type: "text", placeholder: "e.g. 3f2a…" },
   { name: "status", label: "Status", type: "select", options: WORKFLOW_STATUSES },
   { name: "progress", label: "Customer sees (active only)", type: "select", options: IN_FLIGHT_HEADLINES },
+  { name: "waitingFor", label: "A step waiting for", type: "select", options: WAITING_FOR },
   { name: "kind", label: "Kind", type: "text", placeholder: "a workflow kind" },
   { name: "createdFrom", label: "Created from", type: "datetime" },
   { name: "createdTo", label: "Created before", type: "datetime" },
@@ -84,6 +87,7 @@ export function RequestsView({ query, values, initial, initialError }: { query: 
                             {step.name} <StateBadge state={step.state} />
                             {step.fencingTerm > 1 ? <span className="muted"> term {step.fencingTerm}</span> : null}
                           </Link>
+                          {step.wait ? <WaitLine wait={step.wait} /> : null}
                         </li>
                       ))}
                     </ul>

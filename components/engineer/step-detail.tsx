@@ -12,6 +12,7 @@ import { RevokeDialog } from "./revoke-dialog";
 import { StateBadge } from "./state-badge";
 import { StepNow } from "./step-now";
 import { StepTabs } from "./step-tabs";
+import { StepWait } from "./step-wait";
 import styles from "./engineer.module.css";
 
 /** The adapter's registered contract in a line: recovery decides by these promises. */
@@ -137,6 +138,17 @@ export function StepDetailView({ initial }: { initial: StepDetail }) {
           </dd>
         </div>
       </dl>
+
+      {detail.wait ? (
+        <section aria-labelledby="wait">
+          <h2 id="wait">Wait</h2>
+          <p className="muted">
+            A waiting step holds no lease and no permit. A timer fires on the database clock, never early; an event wait takes the oldest
+            event received for its name and key.
+          </p>
+          <StepWait wait={detail.wait} stepId={step.id} />
+        </section>
+      ) : null}
 
       <section aria-labelledby="lease-history">
         <h2 id="lease-history">Lease history</h2>

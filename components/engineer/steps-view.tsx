@@ -4,16 +4,19 @@ import type { Route } from "next";
 import Link from "next/link";
 import type { StepPage } from "@/lib/api/contract/engineer/steps";
 import { LEASE_EVENT_KINDS, RECOVERY_CATEGORIES, STEP_STATES } from "@/lib/engine/vocabulary";
+import { WAITING_FOR } from "@/lib/waits/types";
 import { Empty, ErrorState } from "@/components/ui/states";
 import { Time } from "@/components/ui/time";
 import { engineerKeys, shortId } from "./api";
 import { usePolledPage } from "./use-polled-page";
 import { FilterForm, type FilterField } from "./filter-form";
 import { StateBadge } from "./state-badge";
+import { WaitLine } from "./step-wait";
 import styles from "./engineer.module.css";
 
 const fields: readonly FilterField[] = [
   { name: "state", label: "State", type: "select", options: STEP_STATES },
+  { name: "waitingFor", label: "Waiting for", type: "select", options: WAITING_FOR },
   { name: "adapter", label: "Adapter", type: "text", placeholder: "an adapter name" },
   { name: "workflow", label: "Request id", type: "text" },
   { name: "openReview", label: "Open review", type: "select", options: ["true", "false"] },
@@ -79,6 +82,7 @@ export function StepsView({ query, values, initial, initialError }: { query: str
                   </td>
                   <td>
                     <StateBadge state={step.state} />
+                    {step.wait ? <WaitLine wait={step.wait} /> : null}
                   </td>
                   <td className={styles.numeric}>
                     {step.attemptsStarted}/{step.attemptBudget}

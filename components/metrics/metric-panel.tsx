@@ -13,6 +13,10 @@ import styles from "./metrics.module.css";
 const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#8F7F00", "#999999"];
 
 const label = (key: string) => key.replaceAll("_", " ");
+/** Levels: their total is the level now, not a sum over the range. */
+const LEVELS = new Set(["open_review_cases", "waiting_steps"]);
+/** Series that count one thing more than once (an event received and consumed): lines, never stacked into one sum. */
+const OVERLAPPING = new Set(["events"]);
 const timeLabel = (iso: string, bucketSeconds: number) => {
   const date = new Date(iso);
   return bucketSeconds >= 86_400
@@ -26,11 +30,11 @@ const format = (value: number | null | undefined, unit: string) =>
 export function MetricPanel({ metric, bucketSeconds }: { metric: MetricSeries; bucketSeconds: number }) {
   const data = metric.points.map((point) => ({ at: point.at, ...point.values }));
   // Categories (several counts per bucket) stack as bars; a single count or a statistic is a line.
-  const stacked = metric.unit !== "seconds" && metric.keys.length > 1;
+  const stacked = metric.unit !== "seconds" && metric.keys.length > 1 && !OVERLAPPING.has(metric.id);
   const shownKeys = stacked ? metric.keys.filter((key) => (metric.total[key] ?? 0) !== 0) : metric.keys;
   const keys = shownKeys.length > 0 ? shownKeys : metric.keys.slice(0, 1);
   const nonEmptyRows = data.filter((row) => keys.some((key) => (row as Record<string, unknown>)[key] !== null && (row as Record<string, unknown>)[key] !== 0));
-  const totalLabel = metric.id === "open_review_cases" ? "now" : metric.unit === "seconds" ? "over the range" : "in range";
+  const totalLabel = LEVELS.has(metric.id) ? "now" : metric.unit === "seconds" ? "over the range" : "in range";
   const headingId = `metric-${metric.id}`;
 
   const axes = (

@@ -12,8 +12,8 @@ import { RANGE_PRESETS, rangeQuery, type RangeSelection } from "./range";
 import styles from "./metrics.module.css";
 
 /**
- * The two families side by side but never together: lease churn (infrastructure health) and
- * outcome uncertainty (customer risk). A relative range ("last hour") follows the clock and
+ * The families side by side but never together: lease churn (infrastructure health), outcome
+ * uncertainty (customer risk), and waits (what requests wait for, and how punctually timers fire). A relative range ("last hour") follows the clock and
  * polls; a fixed from/to range is loaded once.
  */
 export function MetricsView({ selection, initial, initialError }: { selection: RangeSelection; initial: Metrics | null; initialError: string | null }) {
@@ -68,6 +68,18 @@ export function MetricsView({ selection, initial, initialError }: { selection: R
             </p>
             <div className={styles.grid}>
               {data.uncertainty.map((metric) => (
+                <MetricPanel key={metric.id} metric={metric} bucketSeconds={data.bucketSeconds} />
+              ))}
+            </div>
+          </section>
+          <section className={`${styles.family} ${styles.waits}`} aria-labelledby="family-waits">
+            <h2 id="family-waits">Waits</h2>
+            <p className={`muted ${styles.subtitle}`}>
+              Steps waiting for a time or an event, holding no lease; the events that arrive for them; and how late timers fire on the
+              database clock. Neither churn nor uncertainty: nothing is unknown about a step that waits.
+            </p>
+            <div className={styles.grid}>
+              {data.waits.map((metric) => (
                 <MetricPanel key={metric.id} metric={metric} bucketSeconds={data.bucketSeconds} />
               ))}
             </div>

@@ -1,18 +1,22 @@
 /**
- * The metrics, in two families that are never summed into one "failures" figure:
+ * The metrics, in families that are never summed into one "failures" figure:
  *
  * - Lease churn: how often authority changes hands. Infrastructure health; churn alone is not
  *   customer impact (an expiry followed by a safe retry costs latency, not correctness).
  * - Outcome uncertainty: how much of what happened at destinations we do not yet know, and how
  *   long it takes to know it. Customer risk.
+ * - Waits: steps that wait for a time or an event (lib/timers, lib/events), the events that
+ *   arrive for them, and how punctually timers fire. A wait is neither churn nor uncertainty: a
+ *   waiting step holds no lease and nothing is unknown about it.
  *
  * Each metric carries its written definition, shown beside its chart and as Prometheus HELP.
  */
 import { RECOVERY_CATEGORIES, REJECTION_REASONS } from "@/lib/engine/vocabulary";
 import type { NamedSql } from "@/lib/engine/db";
+import * as waitsSql from "@/lib/waits/sql";
 import * as sql from "./sql";
 
-export type MetricFamily = "churn" | "uncertainty";
+export type MetricFamily = "churn" | "uncertainty" | "waits";
 
 /** count: events per bucket (summed over the range); seconds: a statistic of durations; gauge: a level at the bucket's end. */
 export type MetricKind = "count" | "seconds" | "gauge";
@@ -229,5 +233,45 @@ export const METRICS: readonly MetricDefinition[] = [
     label: null,
     statement: sql.openReviewCases,
     list: () => "/steps?openReview=true",
+  },
+  {
+    id: "waiting_steps",
+    family: "waits",
+    title: "Steps waiting",
+    unit: "steps",
+    kind: "gauge",
+    definition:
+      "Steps waiting at the end of each bucket, by what they wait for: a timer (a time) or an event wait (an event with a correlation key). A waiting step holds no lease and no permit.",
+    keys: ["timer", "event"],
+    label: "kind",
+    statement: waitsSql.waitingSteps,
+    list: null,
+    keyList: (key) => `/steps?waitingFor=${key === "timer" ? "time" : "event"}`,
+  },
+  {
+    id: "events",
+    family: "waits",
+    title: "Events by outcome",
+    unit: "events",
+    kind: "count",
+    definition:
+      "Events from outside: received (accepted and durable, by its database time), consumed (taken by a waiting step), and expired (kept for a wait that never began, until its retention ended).",
+    keys: ["received", "consumed", "expired"],
+    label: "outcome",
+    statement: waitsSql.eventOutcomes,
+    list: null,
+  },
+  {
+    id: "timer_lateness",
+    family: "waits",
+    title: "Timer lateness",
+    unit: "seconds",
+    kind: "seconds",
+    definition:
+      "For each timer fired: fired minus due, both on the database clock (a timer never fires early). Median, 95th percentile and maximum per bucket, by when it fired.",
+    keys: ["p50", "p95", "max"],
+    label: "stat",
+    statement: waitsSql.timerLateness,
+    list: null,
   },
 ];

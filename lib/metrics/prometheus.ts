@@ -1,8 +1,9 @@
 /**
- * Both metric families in the Prometheus text exposition format (0.0.4). Counters are totals
+ * The metric families in the Prometheus text exposition format (0.0.4). Counters are totals
  * over all recorded history (the same statements as the series, over one bucket spanning it);
  * durations are exported as gauges of their statistic; levels as gauges. Metric names carry the
- * family (`fenceline_churn_…`, `fenceline_uncertainty_…`) so no dashboard sums them together.
+ * family (`fenceline_churn_…`, `fenceline_uncertainty_…`, `fenceline_waits_…`) so no dashboard sums
+ * them together.
  */
 import type { StaffReadable } from "@/lib/db/read-pool-types";
 import { METRICS, type MetricDefinition } from "./definitions";
@@ -65,7 +66,7 @@ export async function readTotals(pool: StaffReadable, now = new Date()): Promise
   );
 }
 
-/** Both families, then fair share's levels (lib/metrics/fair-share.ts). */
+/** The families, then fair share's levels (lib/metrics/fair-share.ts). */
 export async function prometheusExposition(pool: StaffReadable): Promise<string> {
   const [totals, fairShare] = await Promise.all([readTotals(pool), fairShareExposition(pool)]);
   return renderExposition(totals) + fairShare;

@@ -1,4 +1,4 @@
-/** Time-bucketed series for both metric families over a bounded range. */
+/** Time-bucketed series for every metric family over a bounded range. */
 import type { StaffReadable } from "@/lib/db/read-pool-types";
 import { MAX_METRIC_BUCKETS, MAX_METRIC_RANGE_DAYS, METRIC_BUCKETS, type MetricBucket, type MetricSeries, type Metrics } from "@/lib/api/contract/engineer/metrics";
 import { run } from "@/lib/engine/db";
@@ -100,5 +100,6 @@ export async function readMetrics(pool: StaffReadable, range: MetricsRange): Pro
     bucketSeconds,
     churn: series.filter((s) => s.family === "churn"),
     uncertainty: series.filter((s) => s.family === "uncertainty"),
+    waits: series.filter((s) => s.family === "waits"),
   };
 }

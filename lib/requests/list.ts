@@ -9,11 +9,13 @@ import { encodeCursor } from "@/lib/api/cursor";
 import { run, type NamedSql } from "@/lib/engine/db";
 import { liveServersOf } from "@/lib/engine/sql/registration";
 import { activeHeadlineOf } from "@/lib/projection/sql";
+import { readWaitSummaries } from "@/lib/waits/read";
+import { waitingForCondition } from "@/lib/waits/sql";
 
 /**
  * $1 status, $2 kind, $3 created from, $4 created to, $5 id or token prefix, $6/$7 cursor
- * (created_at, id), $8 limit, $9 the headline an active request's end user sees. Every filter is
- * optional (NULL).
+ * (created_at, id), $8 limit, $9 the headline an active request's end user sees, $10 what a step of
+ * it waits for now (`time`, `event`). Every filter is optional (NULL).
  */
 export const listRequestsSql: NamedSql = {
   name: "fl_list_requests",
@@ -35,6 +37,7 @@ WHERE ($1::workflow_status IS NULL OR w.status = $1)
   AND ($5::text IS NULL OR left(w.id::text, length($5)) = lower($5) OR left(w.tracking_token, length($5)) = $5)
   AND ($6::timestamptz IS NULL OR (w.created_at, w.id) < ($6::timestamptz, $7::uuid))
   AND ($9::text IS NULL OR (w.status = 'active' AND ${activeHeadlineOf("w")} = $9))
+  AND ($10::text IS NULL OR EXISTS (SELECT 1 FROM step ws WHERE ws.workflow_id = w.id AND ws.state = 'waiting' AND ${waitingForCondition("$10", "ws.id")}))
 ORDER BY w.created_at DESC, w.id DESC
 LIMIT $8`,
 };
@@ -54,7 +57,7 @@ type Row = {
   steps_remaining: number;
   created_key: string;
   open_reviews: number;
-  steps: RequestSummary["steps"];
+  steps: Omit<RequestSummary["steps"][number], "wait">[];
 };
 
 export async function listRequests(pool: StaffReadable, query: ListRequestsQuery): Promise<RequestPage> {
@@ -69,9 +72,11 @@ export async function listRequests(pool: StaffReadable, query: ListRequestsQuery
     cursorId,
     query.limit + 1,
     query.progress ?? null,
+    query.waitingFor ?? null,
   ]);
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
+  const waits = await readWaitSummaries(pool, page.flatMap((row) => row.steps.filter((step) => step.state === "waiting").map((step) => step.id)));
   return {
     items: page.map((row) => ({
       id: row.id,
@@ -87,7 +92,7 @@ export async function listRequests(pool: StaffReadable, query: ListRequestsQuery
       deadlineAt: row.deadline_at?.toISOString() ?? null,
       stepsRemaining: row.steps_remaining,
       openReviews: row.open_reviews,
-      steps: row.steps,
+      steps: row.steps.map((step) => ({ ...step, wait: waits.get(step.id) ?? null })),
     })),
     nextCursor: rows.length > query.limit && last ? encodeCursor([last.created_key, last.id]) : null,
   };

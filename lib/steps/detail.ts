@@ -9,6 +9,7 @@ import type { AttemptView, FencingRejectionView, LateObservationView, LeaseTermV
 import type { StoredContract } from "@/lib/engine/contract";
 import { run } from "@/lib/engine/db";
 import { NotFoundError } from "@/lib/engine/errors";
+import { readStepWaitView } from "@/lib/waits/read";
 import * as sql from "./sql";
 
 type Row = Record<string, unknown>;
@@ -46,19 +47,22 @@ function rejection(row: Row): FencingRejectionView {
 export async function readStepDetail(pool: StaffReadable, stepId: string): Promise<StepDetail> {
   const [step] = await run<Row>(pool, sql.readStep, [stepId]);
   if (!step) throw new NotFoundError("step", stepId);
-  const [leases, events, attempts, receipts, late, decisions, rejections, permits, reviews] = await Promise.all(
-    [
-      sql.readLeases,
-      sql.readLeaseEvents,
-      sql.readAttempts,
-      sql.readReceipts,
-      sql.readLateObservations,
-      sql.readRecoveryDecisions,
-      sql.readFencingRejections,
-      sql.readPermits,
-      sql.readReviewCases,
-    ].map((statement) => run<Row>(pool, statement, [stepId])),
-  );
+  const [wait, [leases, events, attempts, receipts, late, decisions, rejections, permits, reviews]] = await Promise.all([
+    readStepWaitView(pool, stepId),
+    Promise.all(
+      [
+        sql.readLeases,
+        sql.readLeaseEvents,
+        sql.readAttempts,
+        sql.readReceipts,
+        sql.readLateObservations,
+        sql.readRecoveryDecisions,
+        sql.readFencingRejections,
+        sql.readPermits,
+        sql.readReviewCases,
+      ].map((statement) => run<Row>(pool, statement, [stepId])),
+    ),
+  ]);
 
   const allRejections = rejections!.map(rejection);
   const leaseTerms: LeaseTermView[] = leases!.map((lease) => {
@@ -228,5 +232,6 @@ export async function readStepDetail(pool: StaffReadable, stepId: string): Promi
         externalReference: strOrNull(c.external_reference),
       }),
     ),
+    wait,
   };
 }

@@ -3,6 +3,7 @@ import type { StaffReadable } from "@/lib/db/read-pool-types";
 import type { ListStepsQuery, StepSummary, StepPage } from "@/lib/api/contract/engineer/steps";
 import { encodeCursor } from "@/lib/api/cursor";
 import { run } from "@/lib/engine/db";
+import { readWaitSummaries } from "@/lib/waits/read";
 import * as sql from "./sql";
 
 type Row = {
@@ -49,9 +50,11 @@ export async function listSteps(pool: StaffReadable, query: ListStepsQuery): Pro
     query.duplicateReference ?? null,
     query.capability ?? null,
     query.receipt ?? null,
+    query.waitingFor ?? null,
   ]);
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
+  const waits = await readWaitSummaries(pool, page.filter((row) => row.state === "waiting").map((row) => row.id));
   return {
     items: page.map((row) => ({
       id: row.id,
@@ -79,6 +82,7 @@ export async function listSteps(pool: StaffReadable, query: ListStepsQuery): Pro
           : null,
       openReview: row.open_review,
       fencingRejections: row.fencing_rejections,
+      wait: waits.get(row.id) ?? null,
     })),
     nextCursor: rows.length > query.limit && last ? encodeCursor([last.updated_key, last.id]) : null,
   };

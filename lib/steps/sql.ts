@@ -2,6 +2,7 @@
 import type { NamedSql } from "@/lib/engine/db";
 import { contractColumn } from "@/lib/engine/sql/contract";
 import { liveServersOf } from "@/lib/engine/sql/registration";
+import { waitingForCondition } from "@/lib/waits/sql";
 
 const MICROS_ISO = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
@@ -10,7 +11,7 @@ const MICROS_ISO = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
  * $5 has rejection, $6 has late observation, $7 lease event kind, $8 recovery category,
  * $9/$10 event range for $7/$8/$14/$16/$17, $11/$12 cursor (updated_at, id), $13 limit, $14 entered unknown,
  * $15 duplicate external reference, $16 adapter repetition policy in a recovery decision, $17 has a
- * receipt. NULL means any.
+ * receipt, $18 waits now for (`time`, `event`). NULL means any.
  */
 export const listSteps: NamedSql = {
   name: "fl_eng_list_steps",
@@ -53,6 +54,7 @@ WHERE ($1::step_state IS NULL OR s.state = $1)
   AND ($17::boolean IS NULL OR $17 = EXISTS (
         SELECT 1 FROM receipt r WHERE r.step_id = s.id
           AND ($9::timestamptz IS NULL OR r.created_at >= $9) AND ($10::timestamptz IS NULL OR r.created_at < $10)))
+  AND ${waitingForCondition("$18", "s.id")}
   AND ($11::timestamptz IS NULL OR (s.updated_at, s.id) < ($11::timestamptz, $12::uuid))
 ORDER BY s.updated_at DESC, s.id DESC
 LIMIT $13`,

@@ -5,7 +5,8 @@
 import { run } from "@/lib/engine/db";
 import type { StaffReadable } from "@/lib/db/read-pool-types";
 import { waitUrlPath } from "@/lib/events/room";
-import type { StepWait, TimerWait } from "./types";
+import * as waitsSql from "./sql";
+import type { EventForKey, StepWait, StepWaitView, TimerWait, WaitSummary } from "./types";
 
 type WaitRow = {
   step_id: string;
@@ -61,4 +62,52 @@ export async function readStepWaits(db: StaffReadable, stepIds: readonly string[
           },
     ]),
   );
+}
+
+/** At most this many events are shown beside an event wait, newest first. */
+export const EVENTS_SHOWN_PER_WAIT = 50;
+
+type EventRow = {
+  id: string;
+  sender: string;
+  received_at: Date;
+  keep_until: Date;
+  consumed_at: Date | null;
+  consumed_by_step_id: string | null;
+  expired: boolean;
+};
+
+/** The wait of `stepId` as engineers see it (an event wait with the events received for its name and key); null if it never waited. */
+export async function readStepWaitView(db: StaffReadable, stepId: string): Promise<StepWaitView | null> {
+  const wait = (await readStepWaits(db, [stepId])).get(stepId);
+  if (!wait || wait.room === "timer") return wait ?? null;
+  const rows = await run<EventRow>(db, waitsSql.eventsForKey, [wait.name, wait.key, EVENTS_SHOWN_PER_WAIT + 1]);
+  const events = rows.slice(0, EVENTS_SHOWN_PER_WAIT).map(
+    (row): EventForKey => ({
+      id: row.id,
+      sender: row.sender,
+      receivedAt: row.received_at.toISOString(),
+      keepUntil: row.keep_until.toISOString(),
+      consumedAt: iso(row.consumed_at),
+      consumedByStepId: row.consumed_by_step_id,
+      expired: row.expired,
+    }),
+  );
+  return { ...wait, events, moreEvents: rows.length > EVENTS_SHOWN_PER_WAIT };
+}
+
+/** What each of `stepIds` waits for now, by step id; a step that does not wait now has none. */
+export async function readWaitSummaries(db: StaffReadable, stepIds: readonly string[]): Promise<Map<string, WaitSummary>> {
+  const waits = await readStepWaits(db, stepIds);
+  const summaries = new Map<string, WaitSummary>();
+  for (const [stepId, wait] of waits) {
+    if (wait.state !== "waiting") continue;
+    summaries.set(
+      stepId,
+      wait.room === "timer"
+        ? { waitingFor: "time", since: wait.armedAt, until: wait.dueAt, event: null }
+        : { waitingFor: "event", since: wait.armedAt, until: wait.timeoutAt, event: { name: wait.name, key: wait.key } },
+    );
+  }
+  return summaries;
 }

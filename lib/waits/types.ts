@@ -33,3 +33,39 @@ export type EventWait = {
 
 /** What a step waits (or waited) for. */
 export type StepWait = TimerWait | EventWait;
+
+/** What a waiting step can wait for, as engineers filter by it: `time` (a timer) or `event` (an event wait). */
+export const WAITING_FOR = ["time", "event"] as const;
+export type WaitingFor = (typeof WAITING_FOR)[number];
+
+/** A waiting step in a list: what it waits for, since when and until when (ISO 8601, database clock). */
+export type WaitSummary = {
+  readonly waitingFor: WaitingFor;
+  readonly since: string;
+  /** A timer's due time, or an event wait's timeout; null when an event wait never times out. */
+  readonly until: string | null;
+  /** An event wait's event name and correlation key; null for a timer. */
+  readonly event: { readonly name: string; readonly key: string } | null;
+};
+
+/** An event received for an event wait's name and key: consumed (by which step, when) or still kept, or expired unconsumed. */
+export type EventForKey = {
+  readonly id: string;
+  readonly sender: string;
+  readonly receivedAt: string;
+  readonly keepUntil: string;
+  readonly consumedAt: string | null;
+  readonly consumedByStepId: string | null;
+  /** Kept past its retention with no wait taking it. */
+  readonly expired: boolean;
+};
+
+/** An event wait as engineers see it: the wait and the events received for its name and key, newest first. */
+export type EventWaitView = EventWait & {
+  readonly events: EventForKey[];
+  /** More events than `events` holds were received for its key. */
+  readonly moreEvents: boolean;
+};
+
+/** What a step waits (or waited) for, with what engineers read beside it. */
+export type StepWaitView = TimerWait | EventWaitView;

@@ -1,4 +1,4 @@
-/** Metrics in two families that are never summed together: lease churn and outcome uncertainty. */
+/** Metrics in families that are never summed together: lease churn, outcome uncertainty, and waits. */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { operation, timestamp } from "../common";
@@ -22,7 +22,7 @@ export type MetricsQuery = z.output<typeof metricsQuery>;
 export const metricSeriesSchema = z
   .object({
     id: z.string(),
-    family: z.enum(["churn", "uncertainty"]),
+    family: z.enum(["churn", "uncertainty", "waits"]),
     title: z.string(),
     unit: z.string(),
     definition: z.string(),
@@ -46,18 +46,19 @@ export const metricsSchema = z
     bucketSeconds: z.number().int(),
     churn: z.array(metricSeriesSchema),
     uncertainty: z.array(metricSeriesSchema),
+    waits: z.array(metricSeriesSchema).meta({ description: "Steps waiting by kind, events by outcome, timer lateness" }),
   })
-  .meta({ id: "Metrics", description: "Time-bucketed series in two families that are never summed together" });
+  .meta({ id: "Metrics", description: "Time-bucketed series in families that are never summed together" });
 export type Metrics = z.output<typeof metricsSchema>;
 
 export const metricsPaths: ZodOpenApiPathsObject = {
   "/api/metrics": {
     get: operation({
       id: "getMetrics",
-      summary: "Lease churn and outcome uncertainty, as time series",
+      summary: "Lease churn, outcome uncertainty and waits, as time series",
       tag: "engineer",
       query: metricsQuery,
-      ok: { description: "Both families", schema: metricsSchema },
+      ok: { description: "Each family", schema: metricsSchema },
       problems: { "400": "Invalid or unbounded range" },
     }),
   },
@@ -65,7 +66,7 @@ export const metricsPaths: ZodOpenApiPathsObject = {
     get: {
       ...operation({
         id: "getPrometheusMetrics",
-        summary: "Both families in Prometheus text exposition format 0.0.4",
+        summary: "Every family in Prometheus text exposition format 0.0.4",
         description:
           "For a Prometheus server with a scrape token (`Authorization: Bearer fl_scrape_…`, created by an admin), or an engineer signed in. " +
           "A request that presents a bearer credential is judged by it alone: 401 unless it is an unrevoked scrape token.",

@@ -5,6 +5,7 @@ import { STEP_STATES, WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
 import { IN_FLIGHT_HEADLINES } from "@/lib/projection/project";
 import { cursorField, limitField, pageSchema } from "../../cursor";
 import { operation, term, timestamp, uuid } from "../common";
+import { waitingForField, waitSummarySchema } from "./waits";
 
 /** Keyset position of a request: its creation time (microseconds, as the database wrote it) and id. */
 export const requestCursorKey = z.tuple([z.iso.datetime({ offset: true }), uuid]);
@@ -20,6 +21,7 @@ export const listRequestsQuery = z
       .enum(IN_FLIGHT_HEADLINES)
       .optional()
       .meta({ description: "Only active requests whose end user sees this headline on /track (preparing, waiting, recovering, needs_review)" }),
+    waitingFor: waitingForField.optional().meta({ description: "time: only requests with a step waiting now for a timer; event: with a step waiting now for an event" }),
     cursor: cursorField(requestCursorKey).optional(),
     limit: limitField,
   })
@@ -49,7 +51,7 @@ export const requestSummarySchema = z
     deadlineAt: timestamp.nullable(),
     stepsRemaining: z.number().int(),
     openReviews: z.number().int(),
-    steps: z.array(requestStepSummarySchema),
+    steps: z.array(requestStepSummarySchema.extend({ wait: waitSummarySchema.nullable().meta({ description: "What the step waits for while it waits; null otherwise" }) })),
   })
   .meta({ id: "RequestSummary" });
 export type RequestSummary = z.output<typeof requestSummarySchema>;

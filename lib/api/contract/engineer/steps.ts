@@ -20,6 +20,7 @@ import {
 import { cursorField, limitField, pageSchema } from "../../cursor";
 import { booleanFlag, operation, term, timestamp, uuid } from "../common";
 import { requestStepSummarySchema } from "./requests";
+import { stepWaitSchema, waitingForField, waitSummarySchema } from "./waits";
 
 export const stepCursorKey = z.tuple([z.iso.datetime({ offset: true }), uuid]);
 
@@ -42,6 +43,7 @@ export const listStepsQuery = z
       .meta({ description: "Only steps with a recovery decision whose adapter had this repetition policy (in from/to when given)" }),
     leaseEvent: z.enum(LEASE_EVENT_KINDS).optional().meta({ description: "Only steps with a lease event of this kind (in from/to when given)" }),
     recovery: z.enum(RECOVERY_CATEGORIES).optional().meta({ description: "Only steps with a recovery decision of this category (in from/to when given)" }),
+    waitingFor: waitingForField.optional(),
     from: timestamp.optional().meta({ description: "With leaseEvent, recovery or receipt: event at or after" }),
     to: timestamp.optional().meta({ description: "With leaseEvent, recovery or receipt: event before" }),
     cursor: cursorField(stepCursorKey).optional(),
@@ -76,6 +78,7 @@ export const stepSummarySchema = z
     currentLease: currentLeaseSchema.nullable(),
     openReview: z.boolean(),
     fencingRejections: z.number().int(),
+    wait: waitSummarySchema.nullable().meta({ description: "What the step waits for while it waits; null otherwise" }),
   })
   .meta({ id: "StepSummary" });
 export type StepSummary = z.output<typeof stepSummarySchema>;
@@ -301,6 +304,7 @@ export const stepDetailSchema = z
     fencingRejections: z.array(fencingRejectionSchema),
     permits: z.array(permitSchema),
     reviewCases: z.array(reviewCaseSchema),
+    wait: stepWaitSchema.nullable().meta({ description: "What the step waits or waited for; null for a step that never waited" }),
   })
   .meta({ id: "StepDetail", description: "Everything recorded about one step, each record kept apart; times from the database clock" });
 /** Everything recorded about one step, each record kept apart; times from the database clock. */
