@@ -478,10 +478,11 @@ function printWaits(result: WaitsResult): void {
     `${asleep.requests.toLocaleString("en")} asleep: PostgreSQL CPU ${asleep.asleepCpuMsPerS} ms/s against ${asleep.idleCpuMsPerS} ms/s with none asleep ` +
       `(${asleep.cpuDifferencePercent >= 0 ? "+" : ""}${asleep.cpuDifferencePercent}%; medians of ${asleep.windows.length / 2} windows of ${asleep.windowMs / 1000} s each)`,
   );
-  const { none, tenth, all } = asleep.claim;
+  const { none, tenth, all, allEnded } = asleep.claim;
   out(
     `claim of 50 among 200 ready: ${none.buffers} buffers with none asleep, ${tenth.buffers} beside ${tenth.asleep.toLocaleString("en")}, ${all.buffers} beside ${all.asleep.toLocaleString("en")}; ` +
-      `plan ${asleep.claim.samePlan ? "the same" : "DIFFERENT"} at ${tenth.asleep.toLocaleString("en")} and ${all.asleep.toLocaleString("en")}`,
+      `plan ${asleep.claim.samePlan ? "the same" : "DIFFERENT"} at ${tenth.asleep.toLocaleString("en")} and ${all.asleep.toLocaleString("en")}; ` +
+      `${allEnded.buffers} once those requests are cancelled, their rows kept (the control)`,
   );
   out(`${burst.timers.toLocaleString("en")} timers due in one second: lateness ${distribution(burst.latenessMs)}; due to the next step's claim ${distribution(burst.dueToNextClaimMs)}`);
   out(`${steady.timers.toLocaleString("en")} timers due ${Math.round(steady.timers / (steady.spreadMs / 1000))} a second: lateness ${distribution(steady.latenessMs)}; due to the next step's claim ${distribution(steady.dueToNextClaimMs)}`);

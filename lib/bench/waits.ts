@@ -64,8 +64,11 @@ const EVENT_PARK_REASON = "waiting: event";
 const CLAIM_LIMIT = 50;
 const CLAIM_READY = 200;
 const CLAIM_SAMPLES = 15;
-/** Time from the seeding's start to the first due timer: seeding and the workers' start fit well inside. */
-const TIMER_LEAD_MS = 30_000;
+/**
+ * Time from the seeding's start to the first due timer, so that seeding and the workers' start fit
+ * well inside: seeding took up to 4 ms a request on this machine under load, a worker's start 10 s.
+ */
+const timerLeadMs = (count: number) => 15_000 + count * 6;
 const SEND_CONNECTIONS = 32;
 const TIMEOUT_MS = 5 * 60_000;
 
@@ -266,7 +269,18 @@ export type AsleepResult = {
    * The claim with none asleep, a tenth of them, and all of them. With none, the tables hold 200
    * requests and the planner may well scan them whole: the plan to compare is a tenth's against all.
    */
-  readonly claim: { readonly none: ClaimExplained; readonly tenth: ClaimExplained; readonly all: ClaimExplained; readonly samePlan: boolean };
+  readonly claim: {
+    readonly none: ClaimExplained;
+    readonly tenth: ClaimExplained;
+    readonly all: ClaimExplained;
+    /**
+     * The control: the same database once every sleeping request is cancelled (the rows stay, none
+     * sleeps). What the claim pays beside sleeping requests that it also pays here is the size of
+     * the tables (one more level in the indexes it descends), not the sleeping.
+     */
+    readonly allEnded: ClaimExplained;
+    readonly samePlan: boolean;
+  };
   /** Timers still waiting after the windows (none fired: they are due in a month). */
   readonly stillAsleep: number;
 };
@@ -384,6 +398,20 @@ export async function measureAsleep(rounds: number, log: Log, shape: WaitsShape 
     const stillAsleep = Number((await asleep.pool.query<{ n: string }>("SELECT count(*) AS n FROM timer WHERE state = 'waiting'")).rows[0]!.n);
     if (stillAsleep !== shape.asleep) throw new Error(`waits, asleep: ${stillAsleep} of ${shape.asleep} timers still wait; none was due`);
 
+    // The control: the sleeping requests end (cancelled, in bulk; the rooms' triggers end their
+    // timers), their rows stay.
+    await asleep.pool.query(
+      `WITH ended AS (
+         UPDATE workflow SET status = 'cancelled', status_reason = 'bench: the control', updated_at = now() WHERE kind = $1 AND status = 'active' RETURNING id
+       )
+       UPDATE step s SET state = 'cancelled', state_reason = 'bench: the control', completed_at = now(), updated_at = now()
+       FROM ended e WHERE s.workflow_id = e.id AND s.state IN ('waiting', 'blocked')`,
+      [benchTimer.kind],
+    );
+    // The workers ran the first ready steps during the windows: as many again.
+    await addReady(asleep.pool);
+    const claimEnded = await explainClaim(asleep.pool, 0);
+    log(`  control: ${claimEnded.buffers} buffers once those ${shape.asleep} requests are cancelled (their rows kept); same plan as asleep: ${claimEnded.plan === claimAll.plan}`);
     return {
       requests: shape.asleep,
       seedMs: round(seedMs, 0),
@@ -392,7 +420,7 @@ export async function measureAsleep(rounds: number, log: Log, shape: WaitsShape 
       idleCpuMsPerS: idleCpu,
       asleepCpuMsPerS: asleepCpu,
       cpuDifferencePercent: round((asleepCpu / idleCpu - 1) * 100, 1),
-      claim: { none: claimNone, tenth: claimTenth, all: claimAll, samePlan: claimTenth.plan === claimAll.plan },
+      claim: { none: claimNone, tenth: claimTenth, all: claimAll, allEnded: claimEnded, samePlan: claimTenth.plan === claimAll.plan },
       stillAsleep,
     };
   } finally {
@@ -413,12 +441,12 @@ export type TimersResult = {
   readonly dueToNextClaimMs: Distribution;
 };
 
-/** `count` timers due evenly over `spreadMs`, from a whole second about TIMER_LEAD_MS after the seeding starts. */
+/** `count` timers due evenly over `spreadMs`, from a whole second timerLeadMs after the seeding starts. */
 export async function measureTimers(count: number, spreadMs: number, log: Log): Promise<TimersResult> {
   const db = await database("waits_timers");
   try {
     const now = await dbNow(db.pool);
-    const first = Math.ceil((now.getTime() + TIMER_LEAD_MS) / 1000) * 1000;
+    const first = Math.ceil((now.getTime() + timerLeadMs(count)) / 1000) * 1000;
     const dueAt = (n: number) => new Date(first + Math.floor((n * spreadMs) / count)).toISOString();
     log(`waits, timers: ${count} due over ${spreadMs} ms from ${new Date(first).toISOString()}`);
     await seed(db.pool, { workflow: benchTimer, count, input: (n) => ({ dueAt: dueAt(n) }), request: (n) => ({ at: dueAt(n) }) }, log);
@@ -426,7 +454,7 @@ export async function measureTimers(count: number, spreadMs: number, log: Log): 
     const children = await startWorkers(db);
     try {
       const leftMs = first - (await dbNow(db.pool)).getTime();
-      if (leftMs < 2_000) throw new Error(`waits, timers: seeding and starting the workers left ${leftMs} ms before the first timer; raise TIMER_LEAD_MS`);
+      if (leftMs < 2_000) throw new Error(`waits, timers: seeding and starting the workers left ${leftMs} ms before the first timer; raise timerLeadMs`);
       const deadline = performance.now() + leftMs + spreadMs + TIMEOUT_MS;
       // Done when every request's last step has its receipt.
       while ((await receiptsOf(db.pool, "after")) < count) {
