@@ -10,6 +10,8 @@ export type ChildRole =
       readonly token?: string;
       readonly concurrency: number;
       readonly receiptBatchSize?: number;
+      /** Also serve the waits part's workflows (`bench-timer`, `bench-event`). */
+      readonly waits?: boolean;
     }
   | {
       readonly role: "protocol-server";

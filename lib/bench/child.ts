@@ -59,7 +59,7 @@ async function startFencelineWorker(role: Extract<ChildRole, { role: "fenceline-
   const { directCoordinator } = await import("@/lib/worker/direct-coordinator");
   const { httpCoordinator } = await import("@/lib/worker/http-coordinator");
   const { ProtocolTimings } = await import("@/lib/worker/protocol-timings");
-  const { noopWorkflow } = await import("./workflows");
+  const { benchEvent, benchTimer, noopWorkflow } = await import("./workflows");
   const { Worker } = await import("@/lib/worker/worker");
   const pool =
     role.transport === "direct" ? createPool(role.databaseUrl, { applicationName: "bench-worker", max: Math.min(20, role.concurrency + 3) }) : null;
@@ -68,7 +68,7 @@ async function startFencelineWorker(role: Extract<ChildRole, { role: "fenceline-
   const coordinator = pool ? directCoordinator(pool) : httpCoordinator({ baseUrl: role.baseUrl!, token: role.token!, timings: timings ?? undefined });
   const worker = new Worker({
     coordinator,
-    workflows: [noopWorkflow(handlerStarted)],
+    workflows: role.waits ? [noopWorkflow(handlerStarted), benchTimer, benchEvent] : [noopWorkflow(handlerStarted)],
     concurrency: role.concurrency,
     receiptBatchSize: role.receiptBatchSize,
     log: (line) => process.stderr.write(`[bench-worker] ${line}\n`),

@@ -7,6 +7,8 @@
  *   npm run bench -- --only throughput,latency,recovery,dashboard,noisy-neighbour
  *   npm run bench -- --only noisy-neighbour --rounds 3   (fair share: one key's 10,000 requests
  *                                          against nine keys' 10, fairness on and off)
+ *   npm run bench -- --only waits --rounds 3   (requests that wait: 100,000 asleep against none, PostgreSQL's
+ *                                          CPU and the claim; timer lateness; event to claim)
  *   npm run bench -- --steps 2000 --scale 0.01 --latency-seconds 5 --rounds 3
  *   npm run bench -- --only throughput --skip-analyze   (tables without statistics, see docs/benchmarks)
  *   npm run bench -- --only throughput --engines fencelineDirect,graphileTuned
@@ -34,15 +36,16 @@ import { measureProfile, type ProfileResult } from "./profile";
 import { measureCluster, type ClusterResult } from "./cluster";
 import { measureFailover, type FailoverRow } from "./failover";
 import { measureNoisyNeighbour, type NoisyNeighbourResult } from "./fair-share";
+import { measureWaits, type WaitsResult } from "./waits";
 import { measureThroughput, type ThroughputResult } from "./throughput";
 import { DEFAULT_JOBS_PER_FAULT, renderScorecard, runScorecard, SCORECARD_SEED, untilInterrupted, type ScorecardResult } from "./scorecard/scorecard";
 import { SCORECARD_ENGINES } from "./scorecard/types";
 import { CONTRACTS } from "@/lib/scenarios/types";
 import { peerVersions } from "./peers";
 
-const PARTS = ["throughput", "latency", "recovery", "dashboard", "scorecard", "noisy-neighbour", "profile", "cluster", "failover"] as const;
+const PARTS = ["throughput", "latency", "recovery", "dashboard", "scorecard", "noisy-neighbour", "waits", "profile", "cluster", "failover"] as const;
 type Part = (typeof PARTS)[number];
-const DEFAULT_PARTS: readonly Part[] = ["throughput", "latency", "recovery", "dashboard", "scorecard", "noisy-neighbour"];
+const DEFAULT_PARTS: readonly Part[] = ["throughput", "latency", "recovery", "dashboard", "scorecard", "noisy-neighbour", "waits"];
 const PROFILE_BATCH = 50;
 const QUIESCE_MS = 2_000;
 const THROUGHPUT_ENGINES: readonly EngineName[] = ["fencelineDirect", "graphileTuned", "fencelineHttp", "dbosTuned", "graphileDefault", "pgBoss", "dbosDefault"];
@@ -68,7 +71,7 @@ const { values } = command({
     steps: { type: "string", valueName: "n", default: "20000", description: "no-op steps per throughput run" },
     scale: { type: "string", valueName: "x", default: "1", description: "dashboard seed size (1 = 1M steps, 10M lease events; generated once and kept)" },
     "latency-seconds": { type: "string", valueName: "s", default: "20", description: "length of each start-latency run" },
-    rounds: { type: "string", valueName: "n", default: "1", description: "rounds of throughput, latency, noisy neighbour and failover (medians are reported)" },
+    rounds: { type: "string", valueName: "n", default: "1", description: "rounds of throughput, latency, noisy neighbour, the waits' CPU windows and failover (medians are reported)" },
     samples: { type: "string", valueName: "n", default: "200", description: "dashboard reads per query" },
     replicas: { type: "string", valueName: "counts", default: "1,2,4", description: "protocol servers behind the balancer in the cluster part" },
     "skip-analyze": { type: "boolean", description: "leave freshly filled tables without statistics (the state before autovacuum's first analyse)" },
@@ -236,6 +239,11 @@ async function main(): Promise<void> {
     noisyNeighbour = await attempt("noisy neighbour", () => measureNoisyNeighbour(rounds, log));
   }
 
+  let waits: WaitsResult | null = null;
+  if (parts.has("waits")) {
+    waits = await attempt("waits", () => measureWaits(rounds, log));
+  }
+
   let profile: ProfileResult | null = null;
   if (parts.has("profile")) {
     log(`profile: ${steps} steps, claims and receipt batches of ${PROFILE_BATCH}, one connection`);
@@ -296,6 +304,7 @@ async function main(): Promise<void> {
     workerRssMb: fencelineRss.length > 0 ? Math.max(...fencelineRss) : null,
     dbosWorkerRssMb: dbosRss.length > 0 ? Math.max(...dbosRss) : null,
     noisyNeighbour: noisyNeighbour ? { shape: noisyNeighbour.shape, on: noisyNeighbour.on, off: noisyNeighbour.off } : null,
+    waits,
     cluster,
     failover,
     scorecard,
@@ -323,6 +332,7 @@ async function main(): Promise<void> {
   } else {
     printTable(result, throughput, latency, recovery, dashboard, profile);
     if (noisyNeighbour) printNoisyNeighbour(noisyNeighbour);
+    if (waits) printWaits(waits);
     if (cluster) printCluster(cluster);
     if (failover) printFailover(failover);
     if (scorecard) process.stdout.write(`\n${renderScorecard(scorecard)}\n`);
@@ -456,4 +466,25 @@ function printNoisyNeighbour(result: NoisyNeighbourResult): void {
   for (const [name, row] of [["on", on], ["off", off]] as const) {
     out(`${name.padEnd(10)}${String(row.smallKeyMedianMs).padStart(20)}${String(row.smallKeyMaxMs).padStart(18)}${String(row.bigKeyMs).padStart(10)}`);
   }
+}
+
+function printWaits(result: WaitsResult): void {
+  const out = (line = "") => process.stdout.write(`${line}\n`);
+  const { asleep, burst, steady, events } = result;
+  const distribution = (d: { p50: number; p99: number; max: number }) => `p50 ${d.p50}  p99 ${d.p99}  max ${d.max}`;
+  out();
+  out(`Requests that wait (direct transport, ${FENCELINE_PROCESSES} workers; times on the database clock, ms)`);
+  out(
+    `${asleep.requests.toLocaleString("en")} asleep: PostgreSQL CPU ${asleep.asleepCpuMsPerS} ms/s against ${asleep.idleCpuMsPerS} ms/s with none asleep ` +
+      `(${asleep.cpuDifferencePercent >= 0 ? "+" : ""}${asleep.cpuDifferencePercent}%; medians of ${asleep.windows.length / 2} windows of ${asleep.windowMs / 1000} s each)`,
+  );
+  const { none, tenth, all, allEnded } = asleep.claim;
+  out(
+    `claim of 50 among 200 ready: ${none.buffers} buffers with none asleep, ${tenth.buffers} beside ${tenth.asleep.toLocaleString("en")}, ${all.buffers} beside ${all.asleep.toLocaleString("en")}; ` +
+      `plan ${asleep.claim.samePlan ? "the same" : "DIFFERENT"} at ${tenth.asleep.toLocaleString("en")} and ${all.asleep.toLocaleString("en")}; ` +
+      `${allEnded.buffers} once those requests are cancelled, their rows kept (the control)`,
+  );
+  out(`${burst.timers.toLocaleString("en")} timers due in one second: lateness ${distribution(burst.latenessMs)}; due to the next step's claim ${distribution(burst.dueToNextClaimMs)}`);
+  out(`${steady.timers.toLocaleString("en")} timers due ${Math.round(steady.timers / (steady.spreadMs / 1000))} a second: lateness ${distribution(steady.latenessMs)}; due to the next step's claim ${distribution(steady.dueToNextClaimMs)}`);
+  out(`${events.events.toLocaleString("en")} events sent at ${events.targetPerS}/s (accepted ${events.acceptedPerS}/s): event to the next step's claim ${distribution(events.eventToClaimMs)}; send ${distribution(events.sendMs)}`);
 }

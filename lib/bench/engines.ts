@@ -49,7 +49,7 @@ export const FENCELINE_CONCURRENCY = Number(process.env.FENCELINE_BENCH_CONCURRE
 export const FENCELINE_PROCESSES = Number(process.env.FENCELINE_BENCH_PROCESSES ?? 2);
 
 /** A peer's harness connections keep the server's search_path: the peers name their own schemas. */
-async function freshDatabase(name: string, { peer = false } = {}): Promise<{ url: string; pool: pg.Pool; drop: () => Promise<void> }> {
+export async function freshDatabase(name: string, { peer = false } = {}): Promise<{ url: string; pool: pg.Pool; drop: () => Promise<void> }> {
   const database = `fl_bench_${name.toLowerCase()}`;
   const { url } = await resolveDatabaseUrl({ database, fresh: true });
   const pool = createPool(url, { applicationName: "bench-harness", max: 4, schema: peer ? null : undefined });

@@ -3,7 +3,7 @@
  * peak resident memory (VmHWM) and CPU time. Benchmark support only.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import type { ChildMessage, ChildRole, HarnessMessage } from "./child-protocol";
 
 const CLOCK_TICKS_PER_S = 100;
@@ -108,4 +108,38 @@ export function cpuTimeMs(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** The fields of /proc/<pid>/stat after the command, or null once the process is gone. */
+function statFields(pid: number | string): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
+/** The parent of a process on this host (a PostgreSQL backend's is its postmaster); null once gone. */
+export function parentPid(pid: number): number | null {
+  const fields = statFields(pid);
+  return fields ? Number(fields[1]) : null;
+}
+
+/**
+ * CPU time so far of a whole PostgreSQL server on this host, in ms: the postmaster, every child it
+ * has (backends, autovacuum, checkpointer, WAL writer, …), and the children it has already reaped
+ * (its cutime and cstime), so a backend that ends between two readings is still counted.
+ */
+export function serverCpuMs(postmasterPid: number): number {
+  const own = statFields(postmasterPid);
+  if (!own) throw new Error(`no PostgreSQL postmaster with pid ${postmasterPid} on this host`);
+  // utime, stime, cutime, cstime: fields 14 to 17, at 11 to 14 here.
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(entry);
+    if (fields && Number(fields[1]) === postmasterPid) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks * 1000) / CLOCK_TICKS_PER_S;
 }

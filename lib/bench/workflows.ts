@@ -1,7 +1,9 @@
 /**
  * The workflows the benchmark's Fenceline workers serve, and the requests the harness writes for
- * them: `bench` (one pure step that concludes at once) and `bench-sleep` (one pure step that
- * works for `input.ms`, stopping early when its authority is lost). This module doubles as the
+ * them: `bench` (one pure step that concludes at once), `bench-sleep` (one pure step that
+ * works for `input.ms`, stopping early when its authority is lost), and the waits part's
+ * `bench-timer` (a timer until `input.dueAt`, then a no-op step) and `bench-event` (a wait for
+ * event `bench.confirmed` with key `input.key`, then a no-op step). This module doubles as the
  * definitions module of the recovery benchmark's worker processes. Benchmark support only.
  */
 import { z } from "zod";
@@ -44,6 +46,17 @@ export const benchSleep = defineWorkflow({
 });
 
 export const benchNoop = noopWorkflow();
+
+/** The event `bench-event` waits for. */
+export const BENCH_EVENT = "bench.confirmed";
+
+export const benchTimer = defineWorkflow({ kind: "bench-timer", version: 1, input: z.object({ dueAt: z.string() }) })
+  .timer("nap", { milestone, until: (ctx) => ctx.input.dueAt })
+  .step("after", { dependsOn: ["nap"], milestone, run: async () => done() });
+
+export const benchEvent = defineWorkflow({ kind: "bench-event", version: 1, input: z.object({ key: z.string() }) })
+  .event("confirmed", { milestone, name: BENCH_EVENT, key: (ctx) => ctx.input.key })
+  .step("after", { dependsOn: ["confirmed"], milestone, run: async () => done() });
 
 /** A request of `bench` (or, with `kind`, of `bench-sleep`) as the engine writes it. */
 export const benchDraft = (input: unknown, kind: "bench" | "bench-sleep" = "bench"): WorkflowDraft => ({

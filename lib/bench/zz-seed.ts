@@ -1,0 +1,2 @@
+import { createPool } from "@/lib/db/pool";
+import { freshDatabase } from "./engines";
