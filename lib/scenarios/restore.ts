@@ -54,6 +54,14 @@ const ENGINE_TABLES = [
   "review_case",
   "adapter_capacity",
   "adapter_permit",
+  "adapter_rate",
+  "adapter_call_slot",
+  "concurrency_key",
+  "concurrency_slot",
+  "receipt_step",
+  "timer",
+  "event",
+  "event_wait",
 ] as const;
 
 const SNAPSHOT_SCHEMA = "restore_drill_snapshot";
