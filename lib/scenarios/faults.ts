@@ -33,11 +33,14 @@ async function reached(workers: Spawned[], name: string, count: number, timeoutM
   );
 }
 
-/** SIGKILL one worker at each checkpoint, with a rescuer already running. */
+/** The checkpoints of a step that calls its destination: the cells' workflows have no wait step (the waits cell kills around `parked`). */
+const callCheckpoints = checkpointNames.filter((name) => name !== "parked");
+
+/** SIGKILL one worker at each checkpoint of a call, with a rescuer already running. */
 const kill: Script = async (cell) => {
-  await cell.createWorkflows(checkpointNames.length);
-  const victims = checkpointNames.map((name) => cell.spawnWorker({ role: `kill-at-${name}`, pauseAt: name, concurrency: 1 }));
-  const held = await Promise.all(victims.map((victim, i) => victim.waitForLine(checkpointLine(checkpointNames[i]!), 40_000)));
+  await cell.createWorkflows(callCheckpoints.length);
+  const victims = callCheckpoints.map((name) => cell.spawnWorker({ role: `kill-at-${name}`, pauseAt: name, concurrency: 1 }));
+  const held = await Promise.all(victims.map((victim, i) => victim.waitForLine(checkpointLine(callCheckpoints[i]!), 40_000)));
   for (const victim of victims) cell.markHung(victim);
   const rescuer = cell.spawnWorker({ role: "rescuer" });
   cell.mustSurvive.add(rescuer);
@@ -68,7 +71,7 @@ async function pauseInFlight(cell: Cell, victims: Spawned[], stepsPerVictim: num
   const rescuer = cell.spawnWorker({ role: "rescuer", ...rescuerOptions });
   cell.mustSurvive.add(rescuer);
   await cell.ready(rescuer);
-  const invoked = await reached(victims, "invocation_began", total);
+  const reachedInvocation = await reached(victims, "invocation_began", total);
   // The requests leave right after the checkpoint line; give them time to reach the destination.
   await sleep(250);
   const faultAt = await cell.dbNow();
@@ -76,16 +79,24 @@ async function pauseInFlight(cell: Cell, victims: Spawned[], stepsPerVictim: num
   const sentAt = Date.now();
   cell.inject("sigstop", victims.length);
   await cell.destination.setFaults({ seed: cell.seed });
+  // On a loaded machine a victim can finish a step before the pause (its held request came back
+  // while the others were still being claimed): only the steps a victim still held are stranded.
+  const { rows: finished } = await cell.engine.query<{ step_id: string; fencing_term: string }>(
+    `SELECT a.step_id, a.fencing_term FROM receipt r JOIN attempt a ON a.id = r.attempt_id WHERE a.step_id = ANY($1::uuid[])`,
+    [reachedInvocation.map((entry) => entry.stepId)],
+  );
+  const invoked = reachedInvocation.filter(({ stepId, term }) => !finished.some((row) => row.step_id === stepId && Number(row.fencing_term) === term));
+  if (invoked.length === 0) cell.fail("every victim step finished before the pause: nothing was stranded");
   for (const { stepId, term } of invoked) cell.latencyProbes.push({ stepId, term, faultAt });
 
-  // Recovery decided every victim step, the rescuer finished them, and the held requests landed.
+  // Recovery decided every stranded step, the rescuer finished them, and the held requests landed.
   await waitUntil(
     "recovery of the paused worker's steps",
     async () =>
       (await cell.count(
         `SELECT count(DISTINCT step_id)::int AS n FROM recovery_decision WHERE step_id = ANY($1::uuid[])`,
         [invoked.map((entry) => entry.stepId)],
-      )) >= total,
+      )) >= invoked.length,
     20_000,
   );
   await cell.waitSettled(15_000);
