@@ -158,7 +158,7 @@ export class Cell {
    * Sends `scenario.signal` for `key` as an app would: sent again with the same idempotency key
    * until an answer comes (PostgreSQL may be restarting). Returns the acknowledged event.
    */
-  async signal(key: string, idempotencyKey: string, n: number, timeoutMs = 20_000): Promise<SentEvent> {
+  async sendEvent(key: string, idempotencyKey: string, n: number, timeoutMs = 20_000): Promise<SentEvent> {
     const sent = await waitUntil(
       `the signal ${idempotencyKey} to be acknowledged`,
       () => sendEvent(this.engine, { name: SCENARIO_SIGNAL, key, payload: { n }, sender: "scenario-harness", idempotencyKey }),

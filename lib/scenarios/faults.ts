@@ -241,7 +241,7 @@ const waits: Script = async (cell) => {
   }));
   for (const [n, { key, how }] of plan.entries()) {
     if (how !== "early") continue;
-    const sent = await cell.signal(key, `early-${key}`, n);
+    const sent = await cell.sendEvent(key, `early-${key}`, n);
     if (sent.consumedBy !== null) cell.fail(`the signal for ${key} was consumed before any request waited for it`);
   }
   const startedAt = Date.now();
@@ -274,20 +274,20 @@ const waits: Script = async (cell) => {
     plan.map(async ({ key, how }, i) => {
       if (how === "early") {
         await waitUntil(`the wait of ${key} to begin`, async () => (await waitOf(ids[i]!)) !== undefined, 30_000, 100);
-        await cell.signal(key, `early-${key}`, i);
-        cell.inject("signal-sent-twice");
+        await cell.sendEvent(key, `early-${key}`, i);
+        cell.inject("event-sent-twice");
         return;
       }
       const wait = await waitUntil(`the wait of ${key} to begin`, () => waitOf(ids[i]!), 30_000, 50);
       if (how === "waiting") {
-        await cell.signal(key, `waiting-${key}`, i);
-        await cell.signal(key, `waiting-${key}`, i);
-        cell.inject("signal-sent-twice");
+        await cell.sendEvent(key, `waiting-${key}`, i);
+        await cell.sendEvent(key, `waiting-${key}`, i);
+        cell.inject("event-sent-twice");
       } else if (i % 2 === 0) {
         // Sent as the timeout comes due: either the wait takes it or it times out and keeps none.
         await sleep(Math.max(0, Number(wait.timeout_ms) - 20));
-        await cell.signal(key, `race-${key}`, i);
-        cell.inject("signal-racing-timeout");
+        await cell.sendEvent(key, `race-${key}`, i);
+        cell.inject("event-racing-timeout");
       }
     }),
   );
