@@ -92,10 +92,13 @@ SELECT p.id AS step_id, p.workflow_id, p.kind, p.version AS workflow_version, p.
        p.deadline_at, l.expires_at, l.checkpoint_version, now() AS db_now,
        -- Through receipt_step to each receipt by its id, one probe of one month's primary key
        -- (run-time pruning), whatever the statistics say: a join was planned as a hash of every
-       -- month's receipts while the table looked empty.
-       (SELECT coalesce(jsonb_object_agg(d.name, (SELECT r.observed_result FROM receipt r WHERE r.id = rs.receipt_id)), '{}')
+       -- month's receipts while the table looked empty (OFFSET 0 keeps the probe a subquery).
+       -- The probe is a lateral join, not a subquery in the aggregate's argument: PostgreSQL 18.3
+       -- and 18.4 crash (signal 11) pruning there under concurrent claims (decision 021).
+       (SELECT coalesce(jsonb_object_agg(d.name, r.observed_result), '{}')
         FROM step_dependency sd JOIN step d ON d.id = sd.depends_on_step_id
         JOIN receipt_step rs ON rs.step_id = d.id
+        LEFT JOIN LATERAL (SELECT r.observed_result FROM receipt r WHERE r.id = rs.receipt_id OFFSET 0) r ON true
         WHERE sd.step_id = p.id) AS dependency_results
 FROM policy p JOIN new_attempt l ON l.step_id = p.id`,
   };
