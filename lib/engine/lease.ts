@@ -21,7 +21,8 @@ type ClaimRow = {
   mode: AttemptMode;
   request_identity: string | null;
   input: unknown;
-  dependency_results: Record<string, unknown>;
+  /** Dependency name → its receipt's id. */
+  dependency_receipts: Record<string, string>;
   input_digest: string;
   adapter: string;
   adapter_version: string;
@@ -68,6 +69,7 @@ export async function claimSteps(
     rows.push(...claimed);
     if (claimed.length < batch) break;
   }
+  const results = await dependencyResults(db, rows);
   return rows.map((row) => ({
     stepId: row.step_id,
     workflowId: row.workflow_id,
@@ -80,7 +82,7 @@ export async function claimSteps(
     mode: row.mode,
     requestIdentity: row.request_identity,
     input: row.input,
-    dependencyResults: row.dependency_results,
+    dependencyResults: Object.fromEntries(Object.entries(row.dependency_receipts).map(([name, id]) => [name, results.get(id) ?? null])),
     inputDigest: row.input_digest,
     adapter: row.adapter,
     adapterVersion: row.adapter_version,
@@ -97,6 +99,14 @@ export async function claimSteps(
     checkpointVersion: row.checkpoint_version,
     dbNow: row.db_now,
   }));
+}
+
+/** The observed results of the claimed steps' dependencies, by receipt id: one statement, none when no step has any. */
+async function dependencyResults(db: Queryable, rows: readonly ClaimRow[]): Promise<Map<string, unknown>> {
+  const ids = rows.flatMap((row) => Object.values(row.dependency_receipts));
+  if (ids.length === 0) return new Map();
+  const receipts = await run<{ id: string; observed_result: unknown }>(db, sql.dependencyReceipts, [ids]);
+  return new Map(receipts.map((receipt) => [receipt.id, receipt.observed_result]));
 }
 
 type RenewRow =

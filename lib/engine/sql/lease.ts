@@ -90,16 +90,28 @@ SELECT p.id AS step_id, p.workflow_id, p.kind, p.version AS workflow_version, p.
        p.adapter_version, p.operation, p.step_class,
        p.attempts_started, p.attempt_budget, p.renew_every_ms, p.lease_ttl_ms, p.grace_ms, p.attempt_deadline_ms,
        p.deadline_at, l.expires_at, l.checkpoint_version, now() AS db_now,
-       -- Through receipt_step to each receipt by its id, one probe of one month's primary key
-       -- (run-time pruning), whatever the statistics say: a join was planned as a hash of every
-       -- month's receipts while the table looked empty.
-       (SELECT coalesce(jsonb_object_agg(d.name, (SELECT r.observed_result FROM receipt r WHERE r.id = rs.receipt_id)), '{}')
+       -- Each dependency's receipt id, through receipt_step; the receipts themselves are read by
+       -- dependencyReceipts, never by this statement: PostgreSQL 18.3 and 18.4 crash (signal 11)
+       -- in run-time partition pruning of receipt here under concurrent claims, whether the probe
+       -- is a subquery or a lateral join (decision 021).
+       (SELECT coalesce(jsonb_object_agg(d.name, rs.receipt_id), '{}')
         FROM step_dependency sd JOIN step d ON d.id = sd.depends_on_step_id
         JOIN receipt_step rs ON rs.step_id = d.id
-        WHERE sd.step_id = p.id) AS dependency_results
+        WHERE sd.step_id = p.id) AS dependency_receipts
 FROM policy p JOIN new_attempt l ON l.step_id = p.id`,
   };
 }
+
+/**
+ * The observed results of receipts $1 (ids), for the claimed steps' dependencies. The ids are a
+ * parameter, not a join: receipt is pruned to the months they name when the statement is planned
+ * or started, never per row while it runs (see claimReadySteps). Receipts are permanent, so
+ * reading them after the claim commits reads what the claim saw.
+ */
+export const dependencyReceipts: NamedSql = {
+  name: "fl_dependency_receipts",
+  text: `SELECT r.id, r.observed_result FROM receipt r WHERE r.id = ANY($1::uuid[])`,
+};
 
 /**
  * Renews leases of session $1: ($2 step, $3 term, $4 checkpoint version) triples. A renewal is
