@@ -7,6 +7,7 @@
  *   npm run bench -- --only throughput,latency,recovery,dashboard,noisy-neighbour
  *   npm run bench -- --only noisy-neighbour --rounds 3   (fair share: one key's 10,000 requests
  *                                          against nine keys' 10, fairness on and off)
+ *   npm run bench -- --only waits --waits-sections burst,steady   (the timers' lateness alone)
  *   npm run bench -- --only waits --rounds 3   (requests that wait: 100,000 asleep against none, PostgreSQL's
  *                                          CPU and the claim; timer lateness; event to claim)
  *   npm run bench -- --steps 2000 --scale 0.01 --latency-seconds 5 --rounds 3
@@ -36,7 +37,7 @@ import { measureProfile, type ProfileResult } from "./profile";
 import { measureCluster, type ClusterResult } from "./cluster";
 import { measureFailover, type FailoverRow } from "./failover";
 import { measureNoisyNeighbour, type NoisyNeighbourResult } from "./fair-share";
-import { measureWaits, type WaitsResult } from "./waits";
+import { measureWaits, WAITS_SECTIONS, type WaitsResult } from "./waits";
 import { measureThroughput, type ThroughputResult } from "./throughput";
 import { DEFAULT_JOBS_PER_FAULT, renderScorecard, runScorecard, SCORECARD_SEED, untilInterrupted, type ScorecardResult } from "./scorecard/scorecard";
 import { SCORECARD_ENGINES } from "./scorecard/types";
@@ -72,6 +73,7 @@ const { values } = command({
     scale: { type: "string", valueName: "x", default: "1", description: "dashboard seed size (1 = 1M steps, 10M lease events; generated once and kept)" },
     "latency-seconds": { type: "string", valueName: "s", default: "20", description: "length of each start-latency run" },
     rounds: { type: "string", valueName: "n", default: "1", description: "rounds of throughput, latency, noisy neighbour, the waits' CPU windows and failover (medians are reported)" },
+    "waits-sections": { type: "string", valueName: "sections", default: WAITS_SECTIONS.join(","), description: `sections of the waits part, from ${WAITS_SECTIONS.join(", ")}` },
     samples: { type: "string", valueName: "n", default: "200", description: "dashboard reads per query" },
     replicas: { type: "string", valueName: "counts", default: "1,2,4", description: "protocol servers behind the balancer in the cluster part" },
     "skip-analyze": { type: "boolean", description: "leave freshly filled tables without statistics (the state before autovacuum's first analyse)" },
@@ -90,6 +92,7 @@ const steps = Math.round(positiveNumber("steps", values.steps));
 const scale = positiveNumber("scale", values.scale);
 const latencyMs = positiveNumber("latency-seconds", values["latency-seconds"]) * 1000;
 const rounds = Math.round(positiveNumber("rounds", values.rounds));
+const waitsSections = new Set(listOf("waits-sections", values["waits-sections"], WAITS_SECTIONS));
 const samples = Math.round(positiveNumber("samples", values.samples));
 const replicaCounts = values.replicas.split(",").map((count) => Math.round(positiveNumber("replicas", count)));
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
@@ -241,7 +244,7 @@ async function main(): Promise<void> {
 
   let waits: WaitsResult | null = null;
   if (parts.has("waits")) {
-    waits = await attempt("waits", () => measureWaits(rounds, log));
+    waits = await attempt("waits", () => measureWaits(rounds, log, waitsSections));
   }
 
   let profile: ProfileResult | null = null;
@@ -474,17 +477,19 @@ function printWaits(result: WaitsResult): void {
   const distribution = (d: { p50: number; p99: number; max: number }) => `p50 ${d.p50}  p99 ${d.p99}  max ${d.max}`;
   out();
   out(`Requests that wait (direct transport, ${FENCELINE_PROCESSES} workers; times on the database clock, ms)`);
-  out(
-    `${asleep.requests.toLocaleString("en")} asleep: PostgreSQL CPU ${asleep.asleepCpuMsPerS} ms/s against ${asleep.idleCpuMsPerS} ms/s with none asleep ` +
-      `(${asleep.cpuDifferencePercent >= 0 ? "+" : ""}${asleep.cpuDifferencePercent}%; medians of ${asleep.windows.length / 2} windows of ${asleep.windowMs / 1000} s each)`,
-  );
-  const { none, tenth, all, allEnded } = asleep.claim;
-  out(
-    `claim of 50 among 200 ready: ${none.buffers} buffers with none asleep, ${tenth.buffers} beside ${tenth.asleep.toLocaleString("en")}, ${all.buffers} beside ${all.asleep.toLocaleString("en")}; ` +
-      `plan ${asleep.claim.samePlan ? "the same" : "DIFFERENT"} at ${tenth.asleep.toLocaleString("en")} and ${all.asleep.toLocaleString("en")}; ` +
-      `${allEnded.buffers} once those requests are cancelled, their rows kept (the control)`,
-  );
-  out(`${burst.timers.toLocaleString("en")} timers due in one second: lateness ${distribution(burst.latenessMs)}; due to the next step's claim ${distribution(burst.dueToNextClaimMs)}`);
-  out(`${steady.timers.toLocaleString("en")} timers due ${Math.round(steady.timers / (steady.spreadMs / 1000))} a second: lateness ${distribution(steady.latenessMs)}; due to the next step's claim ${distribution(steady.dueToNextClaimMs)}`);
-  out(`${events.events.toLocaleString("en")} events sent at ${events.targetPerS}/s (accepted ${events.acceptedPerS}/s): event to the next step's claim ${distribution(events.eventToClaimMs)}; send ${distribution(events.sendMs)}`);
+  if (asleep) {
+    out(
+      `${asleep.requests.toLocaleString("en")} asleep: PostgreSQL CPU ${asleep.asleepCpuMsPerS} ms/s against ${asleep.idleCpuMsPerS} ms/s with none asleep ` +
+        `(${asleep.cpuDifferencePercent >= 0 ? "+" : ""}${asleep.cpuDifferencePercent}%; medians of ${asleep.windows.length / 2} windows of ${asleep.windowMs / 1000} s each)`,
+    );
+    const { none, tenth, all, allEnded } = asleep.claim;
+    out(
+      `claim of 50 among 200 ready: ${none.buffers} buffers with none asleep, ${tenth.buffers} beside ${tenth.asleep.toLocaleString("en")}, ${all.buffers} beside ${all.asleep.toLocaleString("en")}; ` +
+        `plan ${asleep.claim.samePlan ? "the same" : "DIFFERENT"} at ${tenth.asleep.toLocaleString("en")} and ${all.asleep.toLocaleString("en")}; ` +
+        `${allEnded.buffers} once those requests are cancelled, their rows kept (the control)`,
+    );
+  }
+  if (burst) out(`${burst.timers.toLocaleString("en")} timers due in one second: lateness ${distribution(burst.latenessMs)}; due to the next step's claim ${distribution(burst.dueToNextClaimMs)}`);
+  if (steady) out(`${steady.timers.toLocaleString("en")} timers due ${Math.round(steady.timers / (steady.spreadMs / 1000))} a second: lateness ${distribution(steady.latenessMs)}; due to the next step's claim ${distribution(steady.dueToNextClaimMs)}`);
+  if (events) out(`${events.events.toLocaleString("en")} events sent at ${events.targetPerS}/s (accepted ${events.acceptedPerS}/s): event to the next step's claim ${distribution(events.eventToClaimMs)}; send ${distribution(events.sendMs)}`);
 }

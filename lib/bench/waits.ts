@@ -570,18 +570,22 @@ export async function measureEvents(count: number, perS: number, log: Log): Prom
 
 // ---- the part --------------------------------------------------------------------------------
 
+/** The waits part's sections: each can be run alone (`--waits-sections`). */
+export const WAITS_SECTIONS = ["asleep", "burst", "steady", "events"] as const;
+export type WaitsSection = (typeof WAITS_SECTIONS)[number];
+
 export type WaitsResult = {
   readonly shape: WaitsShape;
-  readonly asleep: AsleepResult;
-  readonly burst: TimersResult;
-  readonly steady: TimersResult;
-  readonly events: EventsResult;
+  readonly asleep: AsleepResult | null;
+  readonly burst: TimersResult | null;
+  readonly steady: TimersResult | null;
+  readonly events: EventsResult | null;
 };
 
-export async function measureWaits(rounds: number, log: Log, shape: WaitsShape = WAITS): Promise<WaitsResult> {
-  const asleep = await measureAsleep(rounds, log, shape);
-  const burst = await measureTimers(shape.burst, 1_000, log);
-  const steady = await measureTimers(shape.steadyPerS * shape.steadySeconds, shape.steadySeconds * 1_000, log);
-  const events = await measureEvents(shape.events, shape.eventsPerS, log);
+export async function measureWaits(rounds: number, log: Log, sections: ReadonlySet<WaitsSection> = new Set(WAITS_SECTIONS), shape: WaitsShape = WAITS): Promise<WaitsResult> {
+  const asleep = sections.has("asleep") ? await measureAsleep(rounds, log, shape) : null;
+  const burst = sections.has("burst") ? await measureTimers(shape.burst, 1_000, log) : null;
+  const steady = sections.has("steady") ? await measureTimers(shape.steadyPerS * shape.steadySeconds, shape.steadySeconds * 1_000, log) : null;
+  const events = sections.has("events") ? await measureEvents(shape.events, shape.eventsPerS, log) : null;
   return { shape, asleep, burst, steady, events };
 }

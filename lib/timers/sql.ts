@@ -21,23 +21,22 @@ RETURNING due_at`,
  * Fires up to $1 timers whose time has come on the database clock, earliest first. Takes each
  * timer's row, then its request's row, both skipping what another keeper holds: a keeper never
  * waits here, and a request being cancelled (which takes the request's row first) is left alone.
+ * Both rows are locked in one scan, and the update finds each timer by its primary key: the
+ * statistics of timers armed in the future estimate one due row, and a join of the due timers
+ * with their requests was planned as a nested loop over both lists (500 × 500 rows, 400 ms a pass).
  */
 export const fireDueTimers: NamedSql = {
   name: "fl_fire_due_timers",
   text: `
 WITH due AS (
-  SELECT t.step_id, t.workflow_id FROM timer t
+  SELECT t.step_id FROM timer t JOIN workflow w ON w.id = t.workflow_id
   WHERE t.state = 'waiting' AND t.due_at <= now()
   ORDER BY t.due_at
   LIMIT $1
-  FOR UPDATE OF t SKIP LOCKED
-),
-request AS (
-  SELECT w.id FROM workflow w WHERE w.id IN (SELECT workflow_id FROM due) FOR UPDATE OF w SKIP LOCKED
+  FOR UPDATE OF t, w SKIP LOCKED
 )
 UPDATE timer t SET state = 'fired', settled_at = now()
-FROM due d JOIN request r ON r.id = d.workflow_id
-WHERE t.step_id = d.step_id AND t.state = 'waiting'
+WHERE t.step_id = ANY(ARRAY(SELECT step_id FROM due)) AND t.state = 'waiting'
 RETURNING t.step_id, t.due_at, t.settled_at AS fired_at`,
 };
 
