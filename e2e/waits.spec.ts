@@ -103,6 +103,8 @@ test("engineers see what waiting steps wait for, filter by it, and count waits o
     await page.getByRole("link", { name: "collected", exact: true }).click();
     const wait = page.getByRole("region", { name: "Wait" });
     await expect(wait.getByTestId("waits-for")).toHaveText(`event courier.collected · key ${slow}`);
+    await expect(page.getByText(`Now: Waiting for the event courier.collected with key ${slow}, until`)).toBeVisible();
+    await expect(page.getByTestId("adapter-contract")).toHaveText("no destination is called: an event for its key, or its timeout, settles the wait");
     await expect(wait.getByText("Times out (then the request fails)")).toBeVisible();
     await expect(wait.getByText(`No event received yet for courier.collected with this key.`)).toBeVisible();
     const url = (await wait.getByTestId("wait-url").textContent())!;
@@ -133,6 +135,7 @@ test("engineers see what waiting steps wait for, filter by it, and count waits o
     await page.goto(`/steps?waitingFor=time&workflow=${slowId}`);
     await page.getByRole("link", { name: "settle", exact: true }).click();
     await expect(page.getByRole("region", { name: "Wait" }).getByTestId("waits-for")).toHaveText(`a time: ${HOUR} ms after the step became ready`);
+    await expect(page.getByText("Now: Waiting for a time: the timer fires")).toBeVisible();
     await page.screenshot({ path: `${SCREENSHOTS}/waits-timer-step.png`, fullPage: true });
 
     // A filter value that means nothing: a clear message on the page, a 400 problem from the API.

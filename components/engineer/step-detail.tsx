@@ -26,6 +26,12 @@ function contractWords(contract: StepDetail["step"]["contract"]): string {
   return `${promises.join(", ")}; repetition ${contract.repetition.replaceAll("_", " ")}; timeout ${contract.timeoutMs} ms, ${contract.concurrencyLimit} at once`;
 }
 
+/** A wait step calls no destination: what settles it instead. */
+const WAIT_SETTLED_BY = {
+  timer: "no destination is called: the database clock fires the timer",
+  event: "no destination is called: an event for its key, or its timeout, settles the wait",
+} as const;
+
 const TERMINAL = new Set(["completed", "completed_without_effect", "superseded", "cancelled", "rejected", "failed"]);
 
 /** The step's technical record. Polls while anything can still change; stops once the step is terminal. */
@@ -101,7 +107,7 @@ export function StepDetailView({ initial }: { initial: StepDetail }) {
         </div>
         <div>
           <dt>What the destination promises</dt>
-          <dd data-testid="adapter-contract">{contractWords(step.contract)}</dd>
+          <dd data-testid="adapter-contract">{detail.wait ? WAIT_SETTLED_BY[detail.wait.room] : contractWords(step.contract)}</dd>
         </div>
         <div>
           <dt>Step class (lease TTL)</dt>

@@ -45,6 +45,16 @@ export function StepNow({ detail }: { detail: StepDetail }) {
         Waiting to be claimed ({step.nextMode.replaceAll("_", " ")}), eligible <Time value={step.nextEligibleAt} />. No lease is held while it waits.
       </>
     );
+  } else if (step.state === "waiting" && detail.wait?.room === "timer") {
+    sentence = <>Waiting for a time: the timer fires <Time value={detail.wait.dueAt} /> on the database clock. No lease is held while it waits.</>;
+  } else if (step.state === "waiting" && detail.wait?.room === "event") {
+    const { name, key, timeoutAt } = detail.wait;
+    sentence = (
+      <>
+        Waiting for the event <span className="mono">{name}</span> with key <span className="mono">{key}</span>
+        {timeoutAt ? <>, until <Time value={timeoutAt} /></> : null}. No lease is held while it waits.
+      </>
+    );
   } else if (step.state === "blocked") {
     sentence = <>Waiting for the steps it depends on to be receipted.</>;
   } else {
