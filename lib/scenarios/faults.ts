@@ -64,13 +64,16 @@ const kill: Script = async (cell) => {
  */
 async function pauseInFlight(cell: Cell, victims: Spawned[], stepsPerVictim: number, rescuerOptions: Parameters<Cell["spawnWorker"]>[0] = {}) {
   const total = victims.length * stepsPerVictim;
-  await cell.destination.setFaults({ seed: cell.seed, kinds: { [cell.contract]: { latency: { fixedMs: HOLD_MS, jitterMs: 0 } } } });
-  await cell.ready(...victims);
-  await cell.createWorkflows(total);
-  await reached(victims, "claimed", total);
+  // The rescuer starts before the work exists and is stopped until the victims hold every step:
+  // its start-up takes seconds on a loaded machine, and must not eat into the destination's hold.
   const rescuer = cell.spawnWorker({ role: "rescuer", ...rescuerOptions });
   cell.mustSurvive.add(rescuer);
-  await cell.ready(rescuer);
+  await cell.ready(...victims, rescuer);
+  cell.stop(rescuer);
+  await cell.destination.setFaults({ seed: cell.seed, kinds: { [cell.contract]: { latency: { fixedMs: HOLD_MS, jitterMs: 0 } } } });
+  await cell.createWorkflows(total);
+  await reached(victims, "claimed", total);
+  cell.resume(rescuer);
   const reachedInvocation = await reached(victims, "invocation_began", total);
   // The requests leave right after the checkpoint line; give them time to reach the destination.
   await sleep(250);
