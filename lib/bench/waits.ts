@@ -109,14 +109,12 @@ export type Distribution = ReturnType<typeof stats>;
 // ---- seeding -------------------------------------------------------------------------------
 
 /**
- * What parkStep and the timer room's arming write, for a batch: the arming attempts end as
- * `waiting` under the authority guard, their steps wait, and each gets its timer ($2 steps, $3
- * terms, $5 what each asked for, as the worker sends it; session $1, reason $4).
+ * What parkStep writes for a batch, before the room arms its waits: the arming attempts end as
+ * `waiting` under the authority guard and their steps wait. `request` unnests the batch: $2 steps,
+ * $3 terms and the room's own columns (session $1, reason $4).
  */
-const parkTimers = `
-WITH request AS (
-  SELECT * FROM unnest($2::uuid[], $3::bigint[], $5::jsonb[]) AS r(step_id, fencing_term, requested)
-),
+const parkedSteps = (request: string) => `
+WITH request AS (${request}),
 authority AS (
   UPDATE attempt l
   SET ended_at = now(), end_reason = 'released', outcome = 'waiting', outcome_reason = $4
@@ -129,30 +127,17 @@ parked AS (
   UPDATE step s SET state = 'waiting', state_reason = $4, updated_at = now()
   FROM authority a WHERE s.id = a.step_id AND s.state = 'leased'
   RETURNING s.id, s.workflow_id
-)
+)`;
+
+/** Parked steps and the timer room's arming: each gets its timer ($5 what each asked for, as the worker sends it). */
+const parkTimers = `${parkedSteps("SELECT * FROM unnest($2::uuid[], $3::bigint[], $5::jsonb[]) AS r(step_id, fencing_term, requested)")}
 INSERT INTO timer (step_id, workflow_id, due_at, requested)
 SELECT p.id, p.workflow_id, (r.requested->>'at')::timestamptz, r.requested
 FROM parked p JOIN request r ON r.step_id = p.id
 RETURNING step_id`;
 
 /** The same for event waits: each waits for ($5 name, $6 key), with no timeout, failing the request if one were reached. */
-const parkEventWaits = `
-WITH request AS (
-  SELECT * FROM unnest($2::uuid[], $3::bigint[], $5::text[], $6::text[]) AS r(step_id, fencing_term, name, correlation_key)
-),
-authority AS (
-  UPDATE attempt l
-  SET ended_at = now(), end_reason = 'released', outcome = 'waiting', outcome_reason = $4
-  FROM request r
-  WHERE ${holdsAuthority({ lease: "l", owner: "$1", step: "r.step_id", term: "r.fencing_term" })}
-    AND l.checkpoint IN ('created', 'identity_persisted')
-  RETURNING l.step_id
-),
-parked AS (
-  UPDATE step s SET state = 'waiting', state_reason = $4, updated_at = now()
-  FROM authority a WHERE s.id = a.step_id AND s.state = 'leased'
-  RETURNING s.id, s.workflow_id
-)
+const parkEventWaits = `${parkedSteps("SELECT * FROM unnest($2::uuid[], $3::bigint[], $5::text[], $6::text[]) AS r(step_id, fencing_term, name, correlation_key)")}
 INSERT INTO event_wait (step_id, workflow_id, name, correlation_key, timeout_at, on_timeout, url_token)
 SELECT p.id, p.workflow_id, r.name, r.correlation_key, NULL, 'fail', NULL
 FROM parked p JOIN request r ON r.step_id = p.id
