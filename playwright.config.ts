@@ -24,6 +24,15 @@ const port = Number(process.env.E2E_PORT ?? 3100);
 const baseURL = `http://127.0.0.1:${port}`;
 // The quickstart's own page (e2e/quickstart-page.spec.ts) reads tracking views from this origin.
 const QUICKSTART_PAGE_PORT = Number(process.env.E2E_PAGE_PORT ?? port + 1000);
+// The web app and its workers trace, exporting to e2e/tracing.spec.ts's receiver on this port
+// (while no receiver listens, the exporter drops its batches quietly), and link to a trace UI.
+const OTLP_PORT = Number(process.env.E2E_OTLP_PORT ?? port + 2000);
+const tracing = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${OTLP_PORT}`,
+  OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+  OTEL_BSP_SCHEDULE_DELAY: "300",
+  FENCELINE_TRACE_URL: `http://127.0.0.1:${OTLP_PORT}/trace/{traceId}`,
+};
 // E2E_WEB_REPLICAS=2 runs the suite against that many web replicas behind haproxy on the same
 // URL (replicas on E2E_REPLICA_PORT and after, default port+1); E2E_POOLER=pgbouncer adds
 // PgBouncer on E2E_POOLER_PORT (default 6432). Decision 016.
@@ -61,7 +70,7 @@ export default defineConfig({
     // A page only the built dashboard serves: on a first start the front door answers the API first.
     url: `${baseURL}/login`,
     // Its own database, emptied at every run.
-    env: { PORT: String(port), FENCELINE_DATABASE: process.env.E2E_DATABASE ?? "e2e", FENCELINE_FRESH_DATABASE: "1", DESTINATION_PORT: "0", FENCELINE_DEMO: "sign-ins", FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD, NEXT_TELEMETRY_DISABLED: "1", FENCELINE_TRACK_ORIGINS: `http://127.0.0.1:${QUICKSTART_PAGE_PORT}`, ...cluster },
+    env: { PORT: String(port), FENCELINE_DATABASE: process.env.E2E_DATABASE ?? "e2e", FENCELINE_FRESH_DATABASE: "1", DESTINATION_PORT: "0", FENCELINE_DEMO: "sign-ins", FENCELINE_DEMO_PASSWORD: DEMO_PASSWORD, NEXT_TELEMETRY_DISABLED: "1", FENCELINE_TRACK_ORIGINS: `http://127.0.0.1:${QUICKSTART_PAGE_PORT}`, ...tracing, ...cluster },
     // Covers a first `next build` on a fresh clone.
     timeout: 240_000,
     reuseExistingServer: false,

@@ -48,7 +48,8 @@ test("a paused holder loses its term: the step page shows two terms and the stal
   // 5 s timeout), so the delivery is in flight at the destination long enough to pause its holder.
   await page.goto("/workers");
   await expect(page.getByRole("heading", { name: "Fault lab" })).toBeVisible();
-  await expect(page.locator("tr[data-session]")).toHaveCount(2, { timeout: 30_000 });
+  // The app's two workers, live (a worker another spec started and stopped is listed too).
+  await expect(page.locator("tr[data-session]:not([data-stopped])")).toHaveCount(2, { timeout: 30_000 });
   await page.getByLabel("Applies to").selectOption("idempotent");
   await page.getByLabel("Latency (ms)").fill("4000");
   await page.getByRole("button", { name: "Apply faults" }).click();
@@ -112,7 +113,7 @@ test("a paused holder loses its term: the step page shows two terms and the stal
   await shoot(page, "step");
 
   await page.goto("/workers");
-  await expect(page.locator("tr[data-session]")).toHaveCount(2);
+  await expect(page.locator("tr[data-session]:not([data-stopped])")).toHaveCount(2);
   await shoot(page, "workers");
 
   await page.goto(`/requests`);

@@ -57,7 +57,7 @@ test("support settles a delivery whose answer was lost, and the end user sees Co
 
   await page.getByRole("radio", { name: /Confirm delivered/ }).check();
   await page.getByRole("textbox", { name: "External reference" }).fill("opq-manual-0042");
-  await page.getByRole("textbox", { name: "Note (optional)" }).fill("Found in the destination's console");
+  await page.getByRole("textbox", { name: /How you confirmed it/ }).fill("Found in the destination's console");
   await page.getByRole("button", { name: "Confirm delivered" }).click();
   await expect(page.getByText("Confirm delivered: recorded.")).toBeVisible();
   await expect(page.getByRole("status").filter({ hasText: "by support" })).toContainText("opq-manual-0042");

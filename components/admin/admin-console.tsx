@@ -129,7 +129,12 @@ export function AdminConsole({
         title="App keys"
         intro="An app key lets a backend create and read its own requests through fenceline/client (FENCELINE_API_KEY)."
         credentials={appKeys}
-        columns={[{ header: "App", cell: (key) => key.app }, { header: "Scopes", cell: (key) => key.scopes.join(", ") }, createdColumn()]}
+        columns={[
+          { header: "App", cell: (key) => key.app },
+          { header: "Scopes", cell: (key) => key.scopes.join(", ") },
+          { header: "Kinds", cell: (key) => (key.kinds.length === 0 ? "every kind" : key.kinds.join(", ")) },
+          createdColumn(),
+        ]}
         revoke={{
           path: (key) => `/api/admin/app-keys/${key.id}/revoke`,
           label: (key) => `Revoke key ${key.id} of ${key.app}`,
@@ -152,9 +157,17 @@ export function AdminConsole({
                   </label>
                 ))}
               </fieldset>
+              <label className="stack">
+                <span>Kinds it may start (comma-separated; empty: every kind)</span>
+                <input name="kinds" placeholder="order, refund" autoComplete="off" />
+              </label>
             </>
           ),
-          body: (form) => ({ app: form.get("app"), scopes: APP_KEY_SCOPES.filter((scope) => form.get(`scope-${scope}`) === "on") }),
+          body: (form) => ({
+            app: form.get("app"),
+            scopes: APP_KEY_SCOPES.filter((scope) => form.get(`scope-${scope}`) === "on"),
+            kinds: String(form.get("kinds") ?? "").split(",").map((kind) => kind.trim()).filter((kind) => kind !== ""),
+          }),
           submit: "Create app key",
           secret: { field: "key", label: "Key", testId: "new-app-key" },
           done: "App key created: copy it now, it is not shown again.",

@@ -44,6 +44,7 @@ export const engineerKeys = {
   metrics: (query: string) => ["engineer", "metrics", query] as const,
   workers: () => ["engineer", "workers"] as const,
   fairShare: () => ["engineer", "fair-share"] as const,
+  schedules: () => ["engineer", "schedules"] as const,
   faults: () => ["engineer", "lab", "faults"] as const,
 };
 

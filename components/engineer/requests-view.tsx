@@ -10,6 +10,7 @@ import { Empty, ErrorState } from "@/components/ui/states";
 import { Time } from "@/components/ui/time";
 import { engineerKeys, shortId } from "./api";
 import { usePolledPage } from "./use-polled-page";
+import { BulkActions } from "./bulk-actions";
 import { FilterForm, type FilterField } from "./filter-form";
 import { StateBadge } from "./state-badge";
 import { WaitLine } from "./step-wait";
@@ -21,12 +22,26 @@ const fields: readonly FilterField[] = [
   { name: "progress", label: "Customer sees (active only)", type: "select", options: IN_FLIGHT_HEADLINES },
   { name: "waitingFor", label: "A step waiting for", type: "select", options: WAITING_FOR },
   { name: "kind", label: "Kind", type: "text", placeholder: "a workflow kind" },
+  { name: "app", label: "App", type: "text", placeholder: "the app that created it" },
+  { name: "reason", label: "Error reason contains", type: "text", placeholder: "e.g. HTTP 500" },
   { name: "createdFrom", label: "Created from", type: "datetime" },
   { name: "createdTo", label: "Created before", type: "datetime" },
 ];
 
 /** Requests, newest first. The first page polls; a later page (a cursor) stays put while read. */
-export function RequestsView({ query, values, initial, initialError }: { query: string; values: Record<string, string>; initial: RequestPage | null; initialError: string | null }) {
+export function RequestsView({
+  query,
+  values,
+  initial,
+  initialError,
+  canOperate = false,
+}: {
+  query: string;
+  values: Record<string, string>;
+  initial: RequestPage | null;
+  initialError: string | null;
+  canOperate?: boolean;
+}) {
   const result = usePolledPage<RequestPage>(engineerKeys.requests(query), `/api/requests?${query}`, values, initial, initialError);
   const withoutCursor = new URLSearchParams(query);
   withoutCursor.delete("cursor");
@@ -34,6 +49,7 @@ export function RequestsView({ query, values, initial, initialError }: { query: 
   return (
     <div className="stack">
       <FilterForm fields={fields} values={values} label="Filter requests" />
+      {canOperate ? <BulkActions values={values} /> : null}
       {initialError ? (
         <ErrorState what="requests" error={new Error(initialError)} />
       ) : result.error ? (
@@ -58,7 +74,7 @@ export function RequestsView({ query, values, initial, initialError }: { query: 
               {result.data.items.map((request) => (
                 <tr key={request.id}>
                   <td>
-                    <Link className="mono" href={`/steps?workflow=${request.id}` as Route} title={request.id}>
+                    <Link className="mono" href={`/requests/${request.id}` as Route} title={`${request.id}: its timeline and actions`}>
                       {shortId(request.id)}
                     </Link>
                     <div className="muted mono" title="Tracking token (prefix)">

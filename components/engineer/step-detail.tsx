@@ -31,6 +31,8 @@ const WAIT_SETTLED_BY = {
   timer: "no destination is called: the database clock fires the timer",
   event: "no destination is called: an event for its key, or its timeout, settles the wait",
 } as const;
+/** The built-in adapter of child steps: they call no destination either. */
+const CHILDREN_ADAPTER = "fenceline.children";
 
 const TERMINAL = new Set(["completed", "completed_without_effect", "superseded", "cancelled", "rejected", "failed"]);
 
@@ -66,7 +68,7 @@ export function StepDetailView({ initial }: { initial: StepDetail }) {
         <div>
           <dt>Request</dt>
           <dd>
-            <Link className="mono" href={`/steps?workflow=${workflow.id}` as Route} title={workflow.id}>
+            <Link className="mono" href={`/requests/${workflow.id}` as Route} title={`${workflow.id}: its timeline and actions`}>
               {shortId(workflow.id)}
             </Link>{" "}
             <span className="mono">
@@ -107,7 +109,11 @@ export function StepDetailView({ initial }: { initial: StepDetail }) {
         </div>
         <div>
           <dt>What the destination promises</dt>
-          <dd data-testid="adapter-contract">{detail.wait ? WAIT_SETTLED_BY[detail.wait.room] : contractWords(step.contract)}</dd>
+          <dd data-testid="adapter-contract">{detail.wait
+              ? WAIT_SETTLED_BY[detail.wait.room]
+              : step.adapter === CHILDREN_ADAPTER
+                ? "no destination is called: the ends of the child requests it started settle it"
+                : contractWords(step.contract)}</dd>
         </div>
         <div>
           <dt>Step class (lease TTL)</dt>
@@ -144,6 +150,31 @@ export function StepDetailView({ initial }: { initial: StepDetail }) {
           </dd>
         </div>
       </dl>
+
+      {detail.undo.undoes || detail.undo.undoneBy ? (
+        <section aria-labelledby="undo" data-testid="step-undo">
+          <h2 id="undo">Undo</h2>
+          {detail.undo.undoes ? (
+            <p>
+              Undoes <Link href={`/steps/${detail.undo.undoes.stepId}` as Route}>{detail.undo.undoes.step}</Link>, whose receipt{" "}
+              <span className="mono">{detail.undo.undoes.receiptId}</span>
+              {detail.undo.undoes.externalReference ? (
+                <>
+                  {" "}
+                  (reference <code>{detail.undo.undoes.externalReference}</code>)
+                </>
+              ) : null}{" "}
+              made it due; decided by {detail.undo.undoes.decidedBy}. It runs under its own contract, attempts and receipt.
+            </p>
+          ) : null}
+          {detail.undo.undoneBy ? (
+            <p>
+              Its effect is undone by <Link href={`/steps/${detail.undo.undoneBy.stepId}` as Route}>{detail.undo.undoneBy.name}</Link> (
+              {detail.undo.undoneBy.state}).
+            </p>
+          ) : null}
+        </section>
+      ) : null}
 
       {detail.wait ? (
         <section aria-labelledby="wait">

@@ -55,6 +55,9 @@ export function StepNow({ detail }: { detail: StepDetail }) {
         {timeoutAt ? <>, until <Time value={timeoutAt} /></> : null}. No lease is held while it waits.
       </>
     );
+  } else if (step.state === "waiting") {
+    // A room without a wait view of its own (child requests: the tree below says which).
+    sentence = <>Waiting{step.stateReason ? ` (${step.stateReason})` : ""}: its room settles it. No lease is held while it waits.</>;
   } else if (step.state === "blocked") {
     sentence = <>Waiting for the steps it depends on to be receipted.</>;
   } else {

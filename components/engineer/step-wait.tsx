@@ -19,11 +19,14 @@ export function WaitLine({ wait }: { wait: NonNullable<StepSummary["wait"]> }) {
         <>
           waits for event <span className="mono">{wait.event.name}</span> · key <span className="mono">{wait.event.key}</span>
         </>
+      ) : wait.children ? (
+        `waits for children: ${wait.children.ended} of ${wait.children.total} ended`
       ) : (
         "waits for a time"
       )}
       <div className="muted">
-        since <Time value={wait.since} /> · {wait.until ? <>until <Time value={wait.until} /></> : "no timeout"}
+        since <Time value={wait.since} />
+        {wait.children ? null : <> · {wait.until ? <>until <Time value={wait.until} /></> : "no timeout"}</>}
       </div>
     </div>
   );

@@ -94,7 +94,7 @@ export function WorkersView({ initial }: { initial: Workers }) {
               </thead>
               <tbody>
                 {workers.sessions.map((session) => (
-                  <tr key={session.id} data-session={session.id}>
+                  <tr key={session.id} data-session={session.id} data-stopped={session.stoppedAt === null ? undefined : "true"}>
                     <td className="mono" title={session.id}>
                       {shortId(session.id)}
                     </td>

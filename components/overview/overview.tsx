@@ -3,6 +3,7 @@ import Link from "next/link";
 import { Time } from "@/components/ui/time";
 import type { Figure, Overview } from "@/lib/overview/read";
 import { AutoRefresh } from "./auto-refresh";
+import { FindRequest } from "./find-request";
 import styles from "./overview.module.css";
 import { TrendChart } from "./trend-chart";
 
@@ -28,6 +29,7 @@ export function OverviewView({ overview, sections }: { overview: Overview; secti
         </p>
         <AutoRefresh everyMs={15_000} />
       </div>
+      {sections.technical ? <FindRequest /> : null}
       {!sections.technical && !sections.review ? (
         <p className="state">Your roles open no figures here. Admin work is on <Link href="/admin">Admin</Link>.</p>
       ) : null}

@@ -165,9 +165,10 @@ export function ResolutionPanel(props: Props) {
       {choice === "confirm_delivered" && (
         <div className={styles.field}>
           <label htmlFor="externalReference">External reference</label>
-          <input id="externalReference" name="externalReference" required maxLength={200} autoComplete="off" aria-describedby="externalReference-hint" />
+          <input id="externalReference" name="externalReference" maxLength={200} autoComplete="off" aria-describedby="externalReference-hint" />
           <p id="externalReference-hint" className={styles.hint}>
-            The reference {props.destinationName} shows for this request.
+            The reference {props.destinationName} shows for this request. If it shows none, leave this empty and say below how you
+            confirmed delivery: the receipt records it.
           </p>
         </div>
       )}
@@ -192,7 +193,7 @@ export function ResolutionPanel(props: Props) {
         </div>
       )}
       <div className={styles.field}>
-        <label htmlFor="note">{choice === "confirm_delivered" ? "Note (optional)" : "Why (recorded on the case)"}</label>
+        <label htmlFor="note">{choice === "confirm_delivered" ? "How you confirmed it (required without a reference)" : "Why (recorded on the case)"}</label>
         <textarea id="note" name="note" required={choice !== "confirm_delivered"} maxLength={2000} rows={3} />
       </div>
       {confirming && props.heldBy !== null ? (

@@ -7,6 +7,7 @@ import type { Route } from "next";
 import Link from "next/link";
 import { Time } from "@/components/ui/time";
 import type { ReviewCaseDetail } from "@/lib/api/contract/support";
+import { articleFor } from "@/lib/review/article";
 import { OwnershipPanel } from "./ownership-panel";
 import { ResolutionPanel } from "./resolution-panel";
 import styles from "./review.module.css";
@@ -53,7 +54,7 @@ export function ReviewCase({
         Review: {step.name} for <span className="mono">{request.reference}</span>
       </h1>
       <p className="muted">
-        A <strong>{request.kind}</strong> request
+        {articleFor(request.kind) === "an" ? "An" : "A"} <strong>{request.kind}</strong> request
       </p>
       <p className="row">
         <span className={`badge ${reviewCase.status === "open" ? "warn" : "ok"}`}>{reviewCase.status === "open" ? "Open" : "Resolved"}</span>
@@ -70,6 +71,19 @@ export function ReviewCase({
       <p>
         <strong>Why it is here:</strong> {reviewCase.reason}
       </p>
+      {reviewCase.undoes ? (
+        <p data-testid="review-undoes">
+          <strong>It undoes</strong> {reviewCase.undoes.step}
+          {reviewCase.undoes.externalReference ? (
+            <>
+              {" "}
+              (<code>{reviewCase.undoes.externalReference}</code>)
+            </>
+          ) : null}
+          : the request is being undone. Confirming it delivered means the undo happened; abandoning it ends the request as not completed, never as
+          cancelled.
+        </p>
+      ) : null}
 
       <div className={styles.columns}>
         <div className="stack">
@@ -141,6 +155,19 @@ export function ReviewCase({
                 </li>
               ))}
             </ul>
+            {destination.howToCheck && (
+              <div data-testid="how-to-check">
+                <h3 id="check-heading">How to check it yourself</h3>
+                {destination.howToCheck.instructions && <p>{destination.howToCheck.instructions}</p>}
+                {destination.howToCheck.url && (
+                  <p>
+                    <a href={destination.howToCheck.url} target="_blank" rel="noreferrer noopener">
+                      Open this request at {destination.name}
+                    </a>
+                  </p>
+                )}
+              </div>
+            )}
           </section>
 
           <section className="card" aria-labelledby="customer-heading">
@@ -162,7 +189,8 @@ export function ReviewCase({
             <pre className={styles.pre}>{JSON.stringify(reviewCase.evidence, null, 2)}</pre>
           </details>
           <p>
-            <Link href={`/steps/${step.id}` as Route}>Technical detail of this step</Link>
+            <Link href={`/steps/${step.id}` as Route}>Technical detail of this step</Link> ·{" "}
+            <Link href={`/requests/${request.id}` as Route}>The whole request: timeline and actions</Link>
           </p>
         </div>
 
@@ -190,7 +218,8 @@ export function ReviewCase({
             externalReference={reviewCase.externalReference}
             safeToRetry={destination.safeToRetry}
             destinationName={destination.name}
-            requestActive={request.status === "active"}
+            // An undo is sent again while its request is being undone (lib/review/sql.ts), as a step of an active request is.
+            requestActive={request.status === "active" || (reviewCase.undoes !== null && (request.status === "cancelling" || request.status === "failing"))}
             heldBy={heldBy}
           />
         </aside>

@@ -162,6 +162,17 @@ export function ReviewQueue({
                   <td>{item.status === "open" ? <Holder item={item} viewer={viewer} /> : (item.assignee ?? <span className="muted">—</span>)}</td>
                   <td>
                     {item.stepName} <span className="muted">via {item.adapter}</span>
+                    {item.undoes ? (
+                      <div className="muted" data-testid="review-undoes">
+                        undoes {item.undoes.step}
+                        {item.undoes.externalReference ? (
+                          <>
+                            {" "}
+                            (<code>{item.undoes.externalReference}</code>)
+                          </>
+                        ) : null}
+                      </div>
+                    ) : null}
                   </td>
                   <td>{item.reason}</td>
                   <td className={styles.evidence}>

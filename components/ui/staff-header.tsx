@@ -12,6 +12,7 @@ export function StaffHeader({ staff }: { staff: Staff | null }) {
     technical: may(roles, "technical:read"),
     review: may(roles, "review:read"),
     audit: may(roles, "audit:read"),
+    schedules: may(roles, "schedules:read"),
     admin: may(roles, "accounts:manage"),
   };
   return (

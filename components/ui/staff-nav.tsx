@@ -4,7 +4,7 @@ import type { Route } from "next";
 import Link from "next/link";
 import { usePathname } from "next/navigation";
 
-type Section = "technical" | "review" | "audit" | "admin";
+type Section = "technical" | "review" | "audit" | "schedules" | "admin";
 
 const sections: readonly { href: string; label: string; needs: Section }[] = [
   { href: "/requests", label: "Requests", needs: "technical" },
@@ -13,6 +13,7 @@ const sections: readonly { href: string; label: string; needs: Section }[] = [
   { href: "/metrics", label: "Metrics", needs: "technical" },
   { href: "/workers", label: "Workers", needs: "technical" },
   { href: "/fair-share", label: "Fair share", needs: "technical" },
+  { href: "/schedules", label: "Schedules", needs: "schedules" },
   { href: "/audit", label: "Audit log", needs: "audit" },
   { href: "/admin", label: "Admin", needs: "admin" },
 ];

@@ -35,3 +35,22 @@ export function conditionalJson<S extends z.ZodType>(
   if (matchesIfNoneMatch(request.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
   return new Response(body, { status: 200, headers: { ...headers, "content-type": "application/json" } });
 }
+
+/**
+ * conditionalJson for an answer that carries a field which changes on every read (the database
+ * clock it was read at): the ETag is weak, a digest of `stable` (the answer without that field),
+ * so an answer that differs only there is "the same" and costs a 304. The client keeps the body
+ * it holds, and with it the clock of its last full answer.
+ */
+export function weakConditionalJson<S extends z.ZodType>(
+  request: Request,
+  schema: S,
+  data: z.input<S>,
+  stable: unknown,
+  init: { readonly cacheControl: string },
+): Response {
+  const etag = `W/${etagOf(JSON.stringify(stable))}`;
+  const headers = { etag, "cache-control": init.cacheControl };
+  if (matchesIfNoneMatch(request.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
+  return new Response(JSON.stringify(schema.parse(data)), { status: 200, headers: { ...headers, "content-type": "application/json" } });
+}

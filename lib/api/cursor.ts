@@ -3,6 +3,7 @@
  * A cursor that does not decode to the expected key shape is a 400, never a query.
  */
 import { z } from "zod";
+import { nulPathOf } from "./nul";
 
 export function encodeCursor(key: readonly (string | number)[]): string {
   return Buffer.from(JSON.stringify(key)).toString("base64url");
@@ -21,7 +22,7 @@ export function cursorField<K extends z.ZodType<readonly unknown[]>>(key: K) {
         decoded = undefined;
       }
       const parsed = key.safeParse(decoded);
-      if (parsed.success) return parsed.data;
+      if (parsed.success && nulPathOf(parsed.data) === null) return parsed.data;
       context.addIssue({ code: "custom", message: "cursor is not one this API issued" });
       return z.NEVER;
     })

@@ -170,7 +170,9 @@ test("every operation in the OpenAPI document answers hostile input with a 4xx p
   };
 
   const { rows: tables } = await db.pool.query<{ name: string }>(`SELECT quote_ident(relname) AS name FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind IN ('r', 'p') AND NOT relispartition AND relname <> '_prisma_migrations' ORDER BY 1`);
-  const countAll = `SELECT json_build_object(${tables.map((table) => `'${table.name}', (SELECT count(*) FROM ${table.name})`).join(", ")}) AS counts`;
+  // A function takes at most 100 arguments: one object per 40 tables, joined.
+  const chunks = Array.from({ length: Math.ceil(tables.length / 40) }, (_, i) => tables.slice(i * 40, i * 40 + 40));
+  const countAll = `SELECT ${chunks.map((chunk) => `jsonb_build_object(${chunk.map((table) => `'${table.name}', (SELECT count(*) FROM ${table.name})`).join(", ")})`).join(" || ")} AS counts`;
   const counts = async () => (await db.pool.query<{ counts: Record<string, number> }>(countAll)).rows[0]!.counts;
 
   const figures = { operations: 0, inputs: 0, accepted: 0, serverErrors: 0, rowsWrittenByRefusals: 0, expiredSessionsCleanedUp: 0 };

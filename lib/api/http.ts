@@ -31,7 +31,11 @@ import { EventKeyReusedError, UnknownEventError, WaitUrlGoneError } from "@/lib/
 import { LabDestinationError, LabUnavailableError, SignalRefusedError } from "@/lib/lab/errors";
 import { InvalidMetricsRangeError } from "@/lib/metrics/errors";
 import { ReviewConflictError } from "@/lib/review/errors";
+import { InvalidScheduleError, ScheduleExistsError } from "@/lib/schedules/errors";
+import { BulkPreviewStaleError } from "@/lib/requests/bulk/bulk";
+import { RerunRefusedError, StaleRequestViewError } from "@/lib/requests/page/errors";
 import { authorityLostFields } from "./contract/worker";
+import { nulPathOf } from "./nul";
 import { HttpProblem, problem, type ProblemCode } from "./problems";
 
 /** Request bodies larger than this are refused before parsing. */
@@ -81,10 +85,17 @@ export function parseJsonBody<S extends z.ZodType>(bytes: Uint8Array, schema: S)
   } catch {
     throw new HttpProblem("invalid-json", "the request body is not valid JSON");
   }
+  const nul = nulPathOf(body);
+  if (nul !== null) throw holdsNul("body", nul);
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw invalid("body", parsed.error);
   return parsed.data;
 }
+
+const holdsNul = (where: string, at: string): HttpProblem => {
+  const message = "holds a NUL character (U+0000), which cannot be stored";
+  return new HttpProblem("invalid-request", describeIssues(where, [{ path: at, message }]), { issues: [{ path: at ? `${where}.${at}` : where, message }] });
+};
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -127,6 +138,8 @@ export function readQuery<S extends z.ZodType>(request: Request, schema: S): z.o
     const values = params.getAll(key);
     raw[key] = values.length === 1 ? values[0]! : values;
   }
+  const nul = nulPathOf(raw);
+  if (nul !== null) throw holdsNul("query", nul);
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw invalid("query", parsed.error);
   return parsed.data;
@@ -134,7 +147,10 @@ export function readQuery<S extends z.ZodType>(request: Request, schema: S): z.o
 
 /** Validates route parameters (Next passes them as a promise). */
 export async function readParams<S extends z.ZodType>(params: Promise<unknown>, schema: S): Promise<z.output<S>> {
-  const parsed = schema.safeParse(await params);
+  const raw = await params;
+  const nul = nulPathOf(raw);
+  if (nul !== null) throw new HttpProblem("not-found", describeIssues("path", [{ path: nul, message: "holds a NUL character (U+0000)" }]));
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new HttpProblem("not-found", describeIssues("path", issuesOf(parsed.error)));
   return parsed.data;
 }
@@ -174,9 +190,14 @@ function problemOf(error: FencelineError): HttpProblem {
   if (error instanceof UnknownKindError) {
     return new HttpProblem("unknown-kind", error.message, { kinds: error.known.map((known) => ({ kind: known.kind, versions: [...known.versions] })) });
   }
+  if (error instanceof BulkPreviewStaleError) return new HttpProblem("bulk-preview-stale", error.message, { expected: error.expected, matched: error.matched });
+  if (error instanceof StaleRequestViewError) return new HttpProblem("stale-request-view", error.message, { current: error.current });
+  if (error instanceof RerunRefusedError) return new HttpProblem("rerun-refused", error.message, { why: error.why, current: error.current });
   if (error instanceof RequestEndedError) return new HttpProblem("request-ended", error.message, { requestStatus: error.status });
   if (error instanceof InvalidDefinitionError) return new HttpProblem("invalid-definition", error.message, { problems: [...error.problems] });
   if (error instanceof InvalidWaitError) return new HttpProblem("invalid-wait", error.message);
+  if (error instanceof InvalidScheduleError) return new HttpProblem("invalid-request", error.message, { issues: [...error.issues] });
+  if (error instanceof ScheduleExistsError) return new HttpProblem("conflict", error.message, { name: error.name });
   if (error instanceof UnknownEventError) return new HttpProblem("unknown-event", error.message, { issues: [{ path: "name", message: "no registered workflow step waits for an event of this name" }] });
   if (error instanceof EventKeyReusedError) return new HttpProblem("event-key-reused", error.message);
   if (error instanceof WaitUrlGoneError) return new HttpProblem("wait-url-gone", error.message);

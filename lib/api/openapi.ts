@@ -6,8 +6,11 @@
 import { createDocument, type ZodOpenApiPathsObject } from "zod-openapi";
 import { eventPaths } from "./contract/events";
 import { fairSharePaths } from "./contract/engineer/fair-share";
+import { schedulePaths } from "./contract/schedules";
 import { labPaths } from "./contract/engineer/lab";
 import { metricsPaths } from "./contract/engineer/metrics";
+import { bulkPaths } from "./contract/engineer/bulk";
+import { requestPagePaths } from "./contract/engineer/request-page";
 import { requestsPaths } from "./contract/engineer/requests";
 import { stepsPaths } from "./contract/engineer/steps";
 import { workersPaths } from "./contract/engineer/workers";
@@ -42,11 +45,11 @@ export function openApiDocument() {
         "Multi-step requests with durable receipts. Errors are application/problem+json (RFC 9457) with a stable `code`; " +
         "`type` is urn:fenceline:problem:<code>. End users reach a request only through its tracking token.",
     },
-    paths: joinPaths(publicPaths, eventPaths, staffPaths, supportPaths, requestsPaths, stepsPaths, metricsPaths, workersPaths, labPaths, workerPaths, webhookPaths, fairSharePaths),
+    paths: joinPaths(publicPaths, eventPaths, staffPaths, supportPaths, requestsPaths, requestPagePaths, bulkPaths, stepsPaths, metricsPaths, workersPaths, labPaths, workerPaths, webhookPaths, fairSharePaths, schedulePaths),
     components: {
       schemas: { Problem: problemSchema },
       securitySchemes: {
-        appKey: { type: "http", scheme: "bearer", description: "An app key (fl_app_…), created by an admin; scopes requests:create, requests:read, events:send" },
+        appKey: { type: "http", scheme: "bearer", description: "An app key (fl_app_…), created by an admin; scopes requests:create, requests:read, events:send, schedules:manage" },
         workerToken: { type: "http", scheme: "bearer", description: "A worker token, created by an admin; only for /api/worker/*" },
         scrapeToken: { type: "http", scheme: "bearer", description: "A scrape token (fl_scrape_…), created by an admin; only for GET /api/metrics/prometheus" },
         staffSession: { type: "apiKey", in: "cookie", name: "fenceline.session_token", description: "A staff session from POST /api/session (named __Secure-fenceline.session_token over HTTPS)" },

@@ -51,6 +51,10 @@ export const PROBLEMS = {
   "stale-version": { status: 409, title: "Stale version" },
   "not-awaiting-review": { status: 409, title: "Not awaiting review" },
   "request-ended": { status: 409, title: "Request ended" },
+  // The request's page (lib/requests/page)
+  "stale-request-view": { status: 409, title: "Stale request view" },
+  "rerun-refused": { status: 409, title: "Rerun refused" },
+  "bulk-preview-stale": { status: 409, title: "Bulk preview stale" },
   // Metrics
   "invalid-range": { status: 400, title: "Invalid range" },
   // The demo fault lab

@@ -121,6 +121,7 @@ const claimedToWire = (step: ClaimedStep): z.input<typeof wireClaimedStep> => ({
   deadlineAt: step.deadlineAt.toISOString(),
   expiresAt: step.expiresAt.toISOString(),
   dbNow: step.dbNow.toISOString(),
+  waits: { count: step.waits.count, firstAt: step.waits.firstAt?.toISOString() ?? null, lastAt: step.waits.lastAt?.toISOString() ?? null },
 });
 
 /** An answer of the protocol as the servers write it: no Fetch API objects on the hot path. */

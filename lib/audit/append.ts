@@ -27,7 +27,13 @@ export type AuditAction =
   | "webhook_endpoint.deleted"
   | "webhook.redelivered"
   | "fair_share.overridden"
-  | "fair_share.override_cleared";
+  | "fair_share.override_cleared"
+  | "schedule.created"
+  | "schedule.paused"
+  | "schedule.resumed"
+  | "schedule.deleted"
+  | "request.cancelled"
+  | "request.rerun";
 
 export type AuditEntry = {
   readonly actor: string;

@@ -7,6 +7,8 @@ import { afterAll, expect } from "vitest";
 import { createClient, UnauthorizedError } from "fenceline/client";
 import { POST as createKeyRoute, GET as listKeysRoute } from "@/app/api/admin/app-keys/route";
 import { POST as revokeKeyRoute } from "@/app/api/admin/app-keys/[id]/revoke/route";
+import { APP_KEY_SCOPES } from "@/lib/auth/app-key-scopes";
+import { createAppKey } from "@/lib/auth/app-keys";
 import { pool } from "@/lib/db/pool";
 import { dbTest as test } from "@/lib/db/test-database";
 import type { DeliveryWorkflow } from "@/lib/demo/workflow";
@@ -65,4 +67,10 @@ test("an admin's app key creates requests at once, is listed without its value, 
     { actor: admin.email, action: "app_key.created" },
     { actor: admin.email, action: "app_key.revoked" },
   ]);
+});
+
+test("the database takes every scope the code knows, and no other", async ({ db }) => {
+  const key = await createAppKey(db.pool, "every-scope", APP_KEY_SCOPES, "admin@test");
+  expect([...key.scopes].sort()).toEqual([...APP_KEY_SCOPES].sort());
+  await expect(db.pool.query(`UPDATE app_key SET scopes = scopes || '{requests:everything}' WHERE app = 'every-scope'`)).rejects.toThrow(/app_key_scopes_known/);
 });

@@ -20,13 +20,16 @@ export type Permission =
   | "epoch:transition"
   | "webhooks:manage"
   | "webhooks:redeliver"
-  | "fair-share:manage";
+  | "fair-share:manage"
+  | "schedules:read"
+  | "schedules:manage"
+  | "requests:operate";
 
 const GRANTS: Record<StaffRole, readonly Permission[]> = {
   support: ["review:read", "review:resolve"],
   // Engineers see cases as evidence but settle none unless they also hold support.
-  engineer: ["review:read", "technical:read", "lease:revoke", "lab:operate", "audit:read", "webhooks:redeliver"],
-  admin: ["accounts:manage", "worker-tokens:manage", "app-keys:manage", "scrape-tokens:manage", "audit:read", "epoch:transition", "webhooks:manage", "fair-share:manage"],
+  engineer: ["review:read", "technical:read", "lease:revoke", "lab:operate", "audit:read", "webhooks:redeliver", "schedules:read", "requests:operate"],
+  admin: ["accounts:manage", "worker-tokens:manage", "app-keys:manage", "scrape-tokens:manage", "audit:read", "epoch:transition", "webhooks:manage", "fair-share:manage", "schedules:read", "schedules:manage"],
 };
 
 export function may(roles: readonly StaffRole[], permission: Permission): boolean {

@@ -12,6 +12,8 @@ export type ChildRole =
       readonly receiptBatchSize?: number;
       /** Also serve the waits part's workflows (`bench-timer`, `bench-event`). */
       readonly waits?: boolean;
+      /** Also serve the fan-out part's workflows (`bench-fan-out`, `bench-fan-child`). */
+      readonly children?: boolean;
     }
   | {
       readonly role: "protocol-server";

@@ -55,11 +55,14 @@ function send(message: ChildMessage): void {
 }
 
 async function startFencelineWorker(role: Extract<ChildRole, { role: "fenceline-worker" }>): Promise<() => Promise<void>> {
+  // Traces when the bench's tracing part sets OTEL_* for this child (lib/bench/tracing.ts); nothing loaded otherwise.
+  const { startTelemetry, stopTelemetry } = await import("@/lib/telemetry/start");
+  await startTelemetry({ serviceName: "bench-worker" });
   const { createPool } = await import("@/lib/db/pool");
   const { directCoordinator } = await import("@/lib/worker/direct-coordinator");
   const { httpCoordinator } = await import("@/lib/worker/http-coordinator");
   const { ProtocolTimings } = await import("@/lib/worker/protocol-timings");
-  const { benchEvent, benchTimer, noopWorkflow } = await import("./workflows");
+  const { benchEvent, benchFanChild, benchFanOut, benchTimer, noopWorkflow } = await import("./workflows");
   const { Worker } = await import("@/lib/worker/worker");
   const pool =
     role.transport === "direct" ? createPool(role.databaseUrl, { applicationName: "bench-worker", max: Math.min(20, role.concurrency + 3) }) : null;
@@ -68,7 +71,7 @@ async function startFencelineWorker(role: Extract<ChildRole, { role: "fenceline-
   const coordinator = pool ? directCoordinator(pool) : httpCoordinator({ baseUrl: role.baseUrl!, token: role.token!, timings: timings ?? undefined });
   const worker = new Worker({
     coordinator,
-    workflows: role.waits ? [noopWorkflow(handlerStarted), benchTimer, benchEvent] : [noopWorkflow(handlerStarted)],
+    workflows: [noopWorkflow(handlerStarted), ...(role.waits ? [benchTimer, benchEvent] : []), ...(role.children ? [benchFanOut, benchFanChild] : [])],
     concurrency: role.concurrency,
     receiptBatchSize: role.receiptBatchSize,
     log: (line) => process.stderr.write(`[bench-worker] ${line}\n`),
@@ -77,11 +80,14 @@ async function startFencelineWorker(role: Extract<ChildRole, { role: "fenceline-
   return async () => {
     await worker.stop("benchmark over");
     await pool?.end();
+    await stopTelemetry();
   };
 }
 
 async function startProtocolServer(role: Extract<ChildRole, { role: "protocol-server" }>): Promise<() => Promise<void>> {
   process.env.FENCELINE_WORKER_TOKEN = role.token;
+  const { startTelemetry, stopTelemetry } = await import("@/lib/telemetry/start");
+  await startTelemetry({ serviceName: "bench-protocol-server" });
   const { createPool } = await import("@/lib/db/pool");
   const { closeWorkerProtocol, workerProtocolListener } = await import("@/lib/api/worker-protocol");
   const { ProtocolTimings } = await import("@/lib/worker/protocol-timings");
@@ -100,6 +106,7 @@ async function startProtocolServer(role: Extract<ChildRole, { role: "protocol-se
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await closeWorkerProtocol(pool);
     await pool.end();
+    await stopTelemetry();
   };
 }
 

@@ -8,12 +8,17 @@
  *   npm run bench -- --only noisy-neighbour --rounds 3   (fair share: one key's 10,000 requests
  *                                          against nine keys' 10, fairness on and off)
  *   npm run bench -- --only waits --waits-sections burst,steady   (the timers' lateness alone)
+ *   npm run bench -- --only waits --waits-sections events --waits-events 2000   (event to claim, fewer events)
+ *   npm run bench -- --only fan-out   (one step starts 1,000 child requests: time to all started, to all completed)
+ *   npm run bench -- --only schedules   (1,000 schedules due in the same minute: firing lateness, duplicates)
  *   npm run bench -- --only waits --rounds 3   (requests that wait: 100,000 asleep against none, PostgreSQL's
  *                                          CPU and the claim; timer lateness; event to claim)
  *   npm run bench -- --steps 2000 --scale 0.01 --latency-seconds 5 --rounds 3
  *   npm run bench -- --only throughput --skip-analyze   (tables without statistics, see docs/benchmarks)
  *   npm run bench -- --only throughput --engines fencelineDirect,graphileTuned
  *   npm run bench -- --only profile       (not in the default run: the engine's cost per statement)
+ *   npm run bench -- --only tracing --steps 2000 --rounds 3   (not in the default run: the direct and
+ *                                          HTTP rows with tracing off and on, exporting to a local receiver)
  *   npm run bench -- --only cluster --replicas 1,2,4   (not in the default run: HTTP workers through
  *                                          haproxy and PgBouncer to that many protocol servers)
  *   npm run bench -- --only failover --rounds 3   (not in the default run: the failover cells of both
@@ -37,16 +42,19 @@ import { measureProfile, type ProfileResult } from "./profile";
 import { measureCluster, type ClusterResult } from "./cluster";
 import { measureFailover, type FailoverRow } from "./failover";
 import { measureNoisyNeighbour, type NoisyNeighbourResult } from "./fair-share";
-import { measureWaits, WAITS_SECTIONS, type WaitsResult } from "./waits";
+import { measureSchedules, type SchedulesResult } from "./schedules";
+import { measureWaits, WAITS, WAITS_SECTIONS, type WaitsResult } from "./waits";
+import { FAN_OUT_CHILDREN, measureFanOut, type FanOutResult } from "./fan-out";
 import { measureThroughput, type ThroughputResult } from "./throughput";
+import { measureTracing, TRACING_ENGINES, type TracingRow } from "./tracing";
 import { DEFAULT_JOBS_PER_FAULT, renderScorecard, runScorecard, SCORECARD_SEED, untilInterrupted, type ScorecardResult } from "./scorecard/scorecard";
 import { SCORECARD_ENGINES } from "./scorecard/types";
 import { CONTRACTS } from "@/lib/scenarios/types";
 import { peerVersions } from "./peers";
 
-const PARTS = ["throughput", "latency", "recovery", "dashboard", "scorecard", "noisy-neighbour", "waits", "profile", "cluster", "failover"] as const;
+const PARTS = ["throughput", "latency", "recovery", "dashboard", "scorecard", "noisy-neighbour", "waits", "fan-out", "schedules", "profile", "cluster", "failover", "tracing"] as const;
 type Part = (typeof PARTS)[number];
-const DEFAULT_PARTS: readonly Part[] = ["throughput", "latency", "recovery", "dashboard", "scorecard", "noisy-neighbour", "waits"];
+const DEFAULT_PARTS: readonly Part[] = ["throughput", "latency", "recovery", "dashboard", "scorecard", "noisy-neighbour", "waits", "fan-out", "schedules"];
 const PROFILE_BATCH = 50;
 const QUIESCE_MS = 2_000;
 const THROUGHPUT_ENGINES: readonly EngineName[] = ["fencelineDirect", "graphileTuned", "fencelineHttp", "dbosTuned", "graphileDefault", "pgBoss", "dbosDefault"];
@@ -73,8 +81,11 @@ const { values } = command({
     scale: { type: "string", valueName: "x", default: "1", description: "dashboard seed size (1 = 1M steps, 10M lease events; generated once and kept)" },
     "latency-seconds": { type: "string", valueName: "s", default: "20", description: "length of each start-latency run" },
     rounds: { type: "string", valueName: "n", default: "1", description: "rounds of throughput, latency, noisy neighbour, the waits' CPU windows and failover (medians are reported)" },
+    schedules: { type: "string", valueName: "n", default: "1000", description: "schedules due in the same minute, for the schedules part" },
     "waits-sections": { type: "string", valueName: "sections", default: WAITS_SECTIONS.join(","), description: `sections of the waits part, from ${WAITS_SECTIONS.join(", ")}` },
+    "waits-events": { type: "string", valueName: "n", default: String(WAITS.events), description: "waiting requests and events sent in the waits part's events section" },
     samples: { type: "string", valueName: "n", default: "200", description: "dashboard reads per query" },
+    "fan-out-children": { type: "string", valueName: "n", default: String(FAN_OUT_CHILDREN), description: `children of the fan-out part's one step (1 to ${FAN_OUT_CHILDREN}, the bound)` },
     replicas: { type: "string", valueName: "counts", default: "1,2,4", description: "protocol servers behind the balancer in the cluster part" },
     "skip-analyze": { type: "boolean", description: "leave freshly filled tables without statistics (the state before autovacuum's first analyse)" },
   },
@@ -93,7 +104,9 @@ const scale = positiveNumber("scale", values.scale);
 const latencyMs = positiveNumber("latency-seconds", values["latency-seconds"]) * 1000;
 const rounds = Math.round(positiveNumber("rounds", values.rounds));
 const waitsSections = new Set(listOf("waits-sections", values["waits-sections"], WAITS_SECTIONS));
+const waitsEvents = Math.round(positiveNumber("waits-events", values["waits-events"]));
 const samples = Math.round(positiveNumber("samples", values.samples));
+const fanOutChildren = Math.min(FAN_OUT_CHILDREN, Math.round(positiveNumber("fan-out-children", values["fan-out-children"])));
 const replicaCounts = values.replicas.split(",").map((count) => Math.round(positiveNumber("replicas", count)));
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
@@ -221,6 +234,11 @@ async function main(): Promise<void> {
     log(`dashboard reads at scale ${scale}`);
     dashboard = await attempt("dashboard", () => measureDashboard(scale, samples, log));
     if (dashboard) log(`  projection p95 ${dashboard.projection.p95} ms, step detail ${dashboard.stepDetail.p95}, review queue ${dashboard.reviewQueue.p95}, review case ${dashboard.reviewCase.p95}, metrics ${dashboard.metrics.p95}`);
+    if (dashboard) {
+      const { requestPage: page, bulkCancel: bulk } = dashboard;
+      log(`  request page (${page.steps} steps, ${page.attempts} attempts, ${page.bytes} bytes): read p50 ${page.readP50} ms p95 ${page.readP95}; with the API answer p50 ${page.answerP50} p95 ${page.answerP95}`);
+      log(`  bulk cancel of ${bulk.requests}: preview ${bulk.previewMs} ms, start ${bulk.startMs} ms, run ${bulk.runMs} ms (${bulk.perSecond} requests/s)`);
+    }
   }
 
   let scorecard: ScorecardResult | null = null;
@@ -244,7 +262,19 @@ async function main(): Promise<void> {
 
   let waits: WaitsResult | null = null;
   if (parts.has("waits")) {
-    waits = await attempt("waits", () => measureWaits(rounds, log, waitsSections));
+    waits = await attempt("waits", () => measureWaits(rounds, log, waitsSections, { ...WAITS, events: waitsEvents }));
+  }
+
+  let fanOut: FanOutResult | null = null;
+  if (parts.has("fan-out")) {
+    fanOut = await attempt("fan-out", () => measureFanOut(rounds, log, fanOutChildren));
+    if (fanOut && fanOut.duplicateChildren > 0) failures.push({ measurement: "fan-out", error: `${fanOut.duplicateChildren} duplicate children` });
+  }
+
+  let schedules: SchedulesResult | null = null;
+  if (parts.has("schedules")) {
+    schedules = await attempt("schedules", () => measureSchedules(Number(values.schedules), log));
+    if (schedules && schedules.duplicateFirings > 0) failures.push({ measurement: "schedules", error: `${schedules.duplicateFirings} due times started more than one request` });
   }
 
   let profile: ProfileResult | null = null;
@@ -252,6 +282,14 @@ async function main(): Promise<void> {
     log(`profile: ${steps} steps, claims and receipt batches of ${PROFILE_BATCH}, one connection`);
     profile = await attempt("profile", () => measureProfile(steps, PROFILE_BATCH));
     if (profile) log(`  ${profile.stepsPerS} steps/s, ${profile.usPerStep} µs/step, backend CPU ${profile.backendCpuUsPerStep ?? "-"} µs/step`);
+  }
+
+  let tracing: TracingRow[] | null = null;
+  if (parts.has("tracing")) {
+    log(`tracing: the direct and HTTP throughput rows with tracing off and on (${steps} steps, ${rounds} round(s), alternating)`);
+    // --engines narrows it to fencelineDirect or fencelineHttp.
+    const engines = TRACING_ENGINES.filter((engine) => throughputEngines.includes(engine));
+    tracing = await attempt("tracing", () => measureTracing(steps, rounds, THROUGHPUT_TIMEOUT_MS, log, engines));
   }
 
   let cluster: ClusterResult[] | null = null;
@@ -302,15 +340,19 @@ async function main(): Promise<void> {
           reviewQueue: { p50: dashboard.reviewQueue.p50, p95: dashboard.reviewQueue.p95 },
           reviewCase: { p50: dashboard.reviewCase.p50, p95: dashboard.reviewCase.p95 },
           metrics: { p50: dashboard.metrics.p50, p95: dashboard.metrics.p95 },
+          requestPage200x2000: { p50: dashboard.requestPage.answerP50, p95: dashboard.requestPage.answerP95 },
         }
       : {},
     workerRssMb: fencelineRss.length > 0 ? Math.max(...fencelineRss) : null,
     dbosWorkerRssMb: dbosRss.length > 0 ? Math.max(...dbosRss) : null,
     noisyNeighbour: noisyNeighbour ? { shape: noisyNeighbour.shape, on: noisyNeighbour.on, off: noisyNeighbour.off } : null,
     waits,
+    fanOut: fanOut ? { children: fanOut.children, childrenWrittenMs: fanOut.childrenWrittenMs, allStartedMs: fanOut.allStartedMs, allCompletedMs: fanOut.allCompletedMs, parentSettledMs: fanOut.parentSettledMs, nextClaimedAfterLastChildMs: fanOut.nextClaimedAfterLastChildMs, duplicateChildren: fanOut.duplicateChildren, wake: fanOut.wake } : null,
+    schedules,
     cluster,
     failover,
     scorecard,
+    tracing,
     run: {
       steps,
       rounds,
@@ -336,8 +378,15 @@ async function main(): Promise<void> {
     printTable(result, throughput, latency, recovery, dashboard, profile);
     if (noisyNeighbour) printNoisyNeighbour(noisyNeighbour);
     if (waits) printWaits(waits);
+    if (fanOut) printFanOut(fanOut);
+    if (schedules) {
+      process.stdout.write(
+        `\n${schedules.schedules.toLocaleString("en")} schedules due in the same minute (${FENCELINE_PROCESSES} workers' keepers): firing lateness p50 ${schedules.latenessMs.p50}  p99 ${schedules.latenessMs.p99}  max ${schedules.latenessMs.max} ms; ${schedules.fired} started, ${schedules.duplicateFirings} duplicates\n`,
+      );
+    }
     if (cluster) printCluster(cluster);
     if (failover) printFailover(failover);
+    if (tracing) printTracing(tracing);
     if (scorecard) process.stdout.write(`\n${renderScorecard(scorecard)}\n`);
   }
 }
@@ -418,6 +467,10 @@ function printTable(
     }
     const slowest = Object.entries(dashboard.metricStatementsMs).sort((a, b) => b[1] - a[1]);
     out(`metric statements, last hour, median ms: ${slowest.map(([id, ms]) => `${id} ${ms}`).join(", ")}`);
+    const page = dashboard.requestPage;
+    out(`request page, ${page.steps} steps / ${page.attempts} attempts (${page.bytes.toLocaleString("en")} bytes): read p50 ${page.readP50}  p95 ${page.readP95}; read + API answer p50 ${page.answerP50}  p95 ${page.answerP95}  (${page.samples} reads)`);
+    const bulk = dashboard.bulkCancel;
+    out(`bulk cancel of ${bulk.requests} filtered requests: preview ${bulk.previewMs} ms, start ${bulk.startMs} ms, run ${bulk.runMs} ms = ${bulk.perSecond} requests/s`);
   }
   if (profile) {
     out();
@@ -471,6 +524,18 @@ function printNoisyNeighbour(result: NoisyNeighbourResult): void {
   }
 }
 
+function printFanOut(result: FanOutResult): void {
+  const out = (line = "") => process.stdout.write(`${line}\n`);
+  out();
+  out(`Fan-out (direct transport, ${result.workers} workers of concurrency ${result.concurrency}; database clock, ms from the parent step's claim; median of ${result.runs.length} run(s))`);
+  out(
+    `${result.children.toLocaleString("en")} children from one step: written ${result.childrenWrittenMs}, all started ${result.allStartedMs}, all completed ${result.allCompletedMs}, ` +
+      `parent settled ${result.parentSettledMs}, next step claimed ${result.nextClaimedAfterLastChildMs} after the last child's end; ${result.duplicateChildren} duplicate children`,
+  );
+  const { wake } = result;
+  out(`${wake.parents} parents of ${wake.children} children, one started every ${wake.everyMs} ms: last child's end → next step claimed p50 ${wake.p50}, p99 ${wake.p99}, max ${wake.max}`);
+}
+
 function printWaits(result: WaitsResult): void {
   const out = (line = "") => process.stdout.write(`${line}\n`);
   const { asleep, burst, steady, events } = result;
@@ -492,4 +557,18 @@ function printWaits(result: WaitsResult): void {
   if (burst) out(`${burst.timers.toLocaleString("en")} timers due in one second: lateness ${distribution(burst.latenessMs)}; due to the next step's claim ${distribution(burst.dueToNextClaimMs)}`);
   if (steady) out(`${steady.timers.toLocaleString("en")} timers due ${Math.round(steady.timers / (steady.spreadMs / 1000))} a second: lateness ${distribution(steady.latenessMs)}; due to the next step's claim ${distribution(steady.dueToNextClaimMs)}`);
   if (events) out(`${events.events.toLocaleString("en")} events sent at ${events.targetPerS}/s (accepted ${events.acceptedPerS}/s): event to the next step's claim ${distribution(events.eventToClaimMs)}; send ${distribution(events.sendMs)}`);
+}
+
+function printTracing(rows: readonly TracingRow[]): void {
+  const out = (line = "") => process.stdout.write(`${line}\n`);
+  out();
+  out("Tracing (no-op steps; on: every request traced, spans exported over OTLP/HTTP to a local receiver; medians over the rounds;");
+  out("CPU cost: 1 − off/on of all CPU per step, workers + protocol server + PostgreSQL)");
+  out(`${"engine".padEnd(17)}${"off steps/s".padStart(13)}${"on steps/s".padStart(12)}${"cost".padStart(8)}${"CPU cost".padStart(10)}${"spans/step".padStart(12)}${"worker cpu ms off/on".padStart(22)}${"pg cpu ms off/on".padStart(18)}  runs off | on`);
+  for (const row of rows) {
+    out(
+      `${row.engine.padEnd(17)}${String(row.offMedian).padStart(13)}${String(row.onMedian).padStart(12)}${`${row.costPercent}%`.padStart(8)}${`${row.cpuCostPercent}%`.padStart(10)}${String(row.spansPerStep).padStart(12)}` +
+        `${`${row.workerCpuMsPerStep.off}/${row.workerCpuMsPerStep.on}`.padStart(22)}${`${row.postgresCpuMsPerStep.off}/${row.postgresCpuMsPerStep.on}`.padStart(18)}  ${row.offStepsPerS.join(", ")} | ${row.onStepsPerS.join(", ")}`,
+    );
+  }
 }

@@ -14,6 +14,7 @@ import { trackingViewByToken } from "@/lib/projection/read";
 import { reviewCaseDetail } from "@/lib/review/case";
 import { listReviewCases } from "@/lib/review/queue";
 import { readStepDetail } from "@/lib/steps/detail";
+import { measureBulkCancel, measureRequestPage, type BulkFigures, type RequestPageFigures } from "./request-page";
 import { ensureSeeded } from "./seed";
 import { percentile, round } from "./stats";
 
@@ -32,6 +33,10 @@ export type DashboardResult = {
   readonly metricsDay: ReadFigures;
   /** Each distinct metric statement alone over the default range, by statement name, median of 3, ms: what the series read waits on. */
   readonly metricStatementsMs: Record<string, number>;
+  /** The request page of one request with 200 steps and 2,000 attempts: read, and read + API answer (lib/bench/request-page.ts). */
+  readonly requestPage: RequestPageFigures;
+  /** A bulk cancel of 500 requests from the requests list's filter: preview, start, run. */
+  readonly bulkCancel: BulkFigures;
 };
 
 const WARM_UP = 2;
@@ -93,7 +98,11 @@ export async function measureDashboard(scale: number, samples: number, log: (lin
       }
       metricStatementsMs[metric.statement.name] = round(percentile(times, 50), 1);
     }
+    const requestPage = await measureRequestPage(pool, Math.min(samples, 50));
+    const bulkCancel = await measureBulkCancel(pool, 500);
     return {
+      requestPage,
+      bulkCancel,
       steps: seed.steps,
       leaseEvents: seed.leaseEvents,
       generated: seed.generated,

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 /**
  * The engines side by side, each behind the same small interface: install into a fresh
  * database, enqueue no-op work (in bulk, or one at a time with a start stamp), count what is
@@ -24,7 +25,8 @@ export type EngineSetup = {
   readonly settings: string;
   readonly databaseUrl: string;
   readonly pool: pg.Pool;
-  enqueueMany(count: number): Promise<void>;
+  /** `traced`: each request carries a sampled traceparent, as one created inside an app's span does (Fenceline only). */
+  enqueueMany(count: number, options?: { readonly traced?: boolean }): Promise<void>;
   enqueueOne(sentAtMs: number): Promise<void>;
   /** Work that has fully concluded, as the database shows it. */
   completed(): Promise<number>;
@@ -90,13 +92,14 @@ async function fenceline(name: "fencelineDirect" | "fencelineHttp"): Promise<Eng
       (transport === "http" ? "; worker protocol served by node:http in a separate process (loopback)" : ""),
     databaseUrl: db.url,
     pool: db.pool,
-    enqueueMany: async (count) => {
+    enqueueMany: async (count, options = {}) => {
       // A pool of its own, ended at once: an exiting backend flushes its statistics, so the
       // enqueue's rows are not counted in the run's per-step figures.
       const pool = createPool(db.url, { applicationName: "bench-enqueue", max: 1 });
+      const traceParent = () => (options.traced ? `00-${randomBytes(16).toString("hex")}-${randomBytes(8).toString("hex")}-01` : null);
       try {
         for (let offset = 0; offset < count; offset += ENQUEUE_BATCH) {
-          await createWorkflows(pool, Array.from({ length: Math.min(ENQUEUE_BATCH, count - offset) }, (_, i) => benchDraft({ n: offset + i })));
+          await createWorkflows(pool, Array.from({ length: Math.min(ENQUEUE_BATCH, count - offset) }, (_, i) => ({ ...benchDraft({ n: offset + i }), traceParent: traceParent() })));
         }
       } finally {
         await pool.end();

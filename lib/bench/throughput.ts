@@ -32,11 +32,15 @@ export type ThroughputResult = {
 const POLL_MS = 25;
 const POLLS_PER_WINDOW = 200;
 
-export async function measureThroughput(engine: EngineName, steps: number, timeoutMs: number, analyze = true): Promise<ThroughputResult> {
+/**
+ * `tracing`: the workers (and the protocol server) export their spans to this OTLP/HTTP endpoint,
+ * and every request carries a sampled traceparent (lib/bench/tracing.ts).
+ */
+export async function measureThroughput(engine: EngineName, steps: number, timeoutMs: number, analyze = true, tracing: { readonly endpoint: string } | null = null): Promise<ThroughputResult> {
   const setup = await setUpEngine(engine);
   try {
     const enqueueStarted = performance.now();
-    await setup.enqueueMany(steps);
+    await setup.enqueueMany(steps, { traced: tracing !== null });
     const enqueueMs = performance.now() - enqueueStarted;
     // Every engine's tables get statistics, as autovacuum keeps them in steady state; a freshly
     // filled table has none, and the planner then guesses (see docs/benchmarks/README.md).
@@ -45,7 +49,7 @@ export async function measureThroughput(engine: EngineName, steps: number, timeo
     await sleep(1_200);
     const before = await databaseCounters(setup.pool);
 
-    const children = await setup.startWorkers();
+    const children = await withEnvironment(tracing ? tracingEnvironment(tracing.endpoint) : {}, () => setup.startWorkers());
     // Start-up (loading and compiling modules) is not work per step.
     const cpuAtReadyMs = children.reduce((sum, child) => sum + child.cpuMs(), 0);
     const backendCpuAtReady = await backendCpu(setup.pool);
@@ -107,4 +111,24 @@ export async function measureThroughput(engine: EngineName, steps: number, timeo
 async function backendCpu(pool: import("pg").Pool): Promise<Map<number, number>> {
   const { rows } = await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database()");
   return new Map(rows.map(({ pid }) => [pid, cpuTimeMs(pid)]));
+}
+
+/** The standard variables that turn tracing on in a child, exporting to `endpoint`. */
+function tracingEnvironment(endpoint: string): Record<string, string> {
+  // The bench's own OTEL_TRACES_SAMPLER, when set, is passed on (always_off: the SDK's cost without spans).
+  return { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_TRACES_SAMPLER: process.env.OTEL_TRACES_SAMPLER ?? "parentbased_always_on" };
+}
+
+/** Runs `work` (which spawns the children) with `env` added to this process's environment, then restores it. */
+async function withEnvironment<T>(env: Record<string, string>, work: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
+  Object.assign(process.env, env);
+  try {
+    return await work();
+  } finally {
+    for (const [name, value] of Object.entries(before)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
 }

@@ -58,6 +58,23 @@ export const benchEvent = defineWorkflow({ kind: "bench-event", version: 1, inpu
   .event("confirmed", { milestone, name: BENCH_EVENT, key: (ctx) => ctx.input.key })
   .step("after", { dependsOn: ["confirmed"], milestone, run: async () => done() });
 
+/** The fan-out part's child: one pure step that concludes at once with its index. */
+export const benchFanChild = defineWorkflow({ kind: "bench-fan-child", version: 1, input: z.object({ i: z.number().int().min(0) }) }).step("only", {
+  milestone,
+  run: async (ctx) => done({ i: ctx.input.i }),
+});
+
+/** The fan-out part's parent: one child step starting `input.children` children (at most the bound, 1,000), then a no-op step. */
+export const benchFanOut = defineWorkflow({ kind: "bench-fan-out", version: 1, input: z.object({ children: z.number().int().min(1).max(1_000) }) })
+  .children("fan", {
+    milestone,
+    workflow: benchFanChild,
+    each: (ctx) => Array.from({ length: ctx.input.children }, (_, i) => i),
+    input: (_ctx, i) => ({ i }),
+    maxChildren: 1_000,
+  })
+  .step("after", { dependsOn: ["fan"], milestone, run: async (ctx) => done({ children: ctx.results.fan.completed }) });
+
 /** A request of `bench` (or, with `kind`, of `bench-sleep`) as the engine writes it. */
 export const benchDraft = (input: unknown, kind: "bench" | "bench-sleep" = "bench"): WorkflowDraft => ({
   kind,

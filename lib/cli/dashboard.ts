@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   try {
     for (const account of await seedDemoAccounts(setup, process.env.FENCELINE_DEMO_PASSWORD || undefined)) console.log(`demo sign-in (${account.roles.join(", ")}): ${account.email} / ${account.password}`);
     await installWorkerToken(setup, "fenceline-dev-workers", env.FENCELINE_WORKER_TOKEN, "fenceline dev");
-    await installAppKey(setup, "dev", env.FENCELINE_API_KEY, ["requests:create", "requests:read", "events:send"], "fenceline dev");
+    await installAppKey(setup, "dev", env.FENCELINE_API_KEY, ["requests:create", "requests:read", "requests:evidence", "events:send", "schedules:manage"], "fenceline dev");
   } finally {
     await setup.end();
   }

@@ -10,6 +10,7 @@ import { createServer } from "node:http";
 import { closeWorkerProtocol, workerProtocolListener } from "@/lib/api/worker-protocol";
 import { createPool, directDatabaseUrl, processName } from "@/lib/db/pool";
 import { integerFromEnv } from "@/lib/env";
+import { startTelemetry, stopTelemetry } from "@/lib/telemetry/start";
 import { command, DATABASE_ENVIRONMENT, exit, resolveAppDatabase } from "./command";
 
 command({
@@ -25,6 +26,8 @@ command({
   examples: ["FENCELINE_PROTOCOL_PORT=3100 npm run protocol-server"],
 });
 
+// Traces when OTEL_* asks for them (docs/operating/tracing.md): recovery decisions are made here.
+await startTelemetry({ serviceName: "fenceline-protocol-server" });
 const port = integerFromEnv("FENCELINE_PROTOCOL_PORT", 3100, { min: 0, max: 65_535 });
 const host = process.env.FENCELINE_PROTOCOL_HOST || "127.0.0.1";
 const poolMax = integerFromEnv("FENCELINE_PROTOCOL_POOL_MAX", 20, { min: 1 });
@@ -44,6 +47,7 @@ async function shutdown(): Promise<void> {
   await new Promise((resolve) => server.close(resolve));
   await closeWorkerProtocol(pool);
   await pool.end();
+  await stopTelemetry();
   await exit(0);
 }
 process.on("SIGTERM", () => void shutdown());

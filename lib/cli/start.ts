@@ -151,7 +151,7 @@ async function main(): Promise<void> {
   // HTTP workers authenticate with a worker token: this run's is stored (hashed) for them, and in
   // demo printed for an adopter's own workers; the demo app's key likewise.
   if (workerTransport === "http" || demo !== "off") await installWorkerToken(setupPool, "npm-start-workers", workerToken, "npm start");
-  if (demo !== "off") await installAppKey(setupPool, "demo", appKey, ["requests:create", "requests:read", "events:send"], "npm start");
+  if (demo !== "off") await installAppKey(setupPool, "demo", appKey, ["requests:create", "requests:read", "requests:evidence", "events:send", "schedules:manage"], "npm start");
   if (pooler === "pgbouncer") await pinSearchPath(setupPool, database.url);
   await setupPool.end();
 

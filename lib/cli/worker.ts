@@ -22,6 +22,7 @@ import { directCoordinator } from "@/lib/worker/direct-coordinator";
 import { httpCoordinator, WorkerTransportError } from "@/lib/worker/http-coordinator";
 import { hooksFromEnvironment } from "@/lib/worker/hooks";
 import { Worker } from "@/lib/worker/worker";
+import { startTelemetry, stopTelemetry } from "@/lib/telemetry/start";
 import { integerFromEnv, requiredEnv, retentionScheduleFromEnv, SettingError } from "@/lib/env";
 import { command, CommandError, DATABASE_ENVIRONMENT, exit, resolveAppDatabase } from "./command";
 
@@ -42,12 +43,16 @@ command({
     { name: "FENCELINE_WORKER_TOKEN", description: "with http: the worker token (an admin creates one at /admin)" },
     { name: "FENCELINE_COORDINATOR_WAIT_MS", default: "60000", description: "with http: how long to wait for the web app to answer" },
     { name: "FENCELINE_COORDINATOR_TIMEOUT_MS", default: "10000", description: "with http: bound on each request" },
+    { name: "OTEL_EXPORTER_OTLP_ENDPOINT", description: "traces go to this OTLP/HTTP collector (with OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER…); none when unset" },
     ...DATABASE_ENVIRONMENT.map((variable) => ({ ...variable, description: `with direct: ${variable.description}` })),
   ],
   examples: ["FENCELINE_DESTINATION_URL=http://127.0.0.1:4100 npm run worker"],
 });
 
 const DEFAULT_DEFINITIONS = new URL("../demo/definitions.ts", import.meta.url);
+
+// Traces when OTEL_* asks for them (docs/operating/tracing.md); the SDK is not loaded otherwise.
+await startTelemetry({ serviceName: "fenceline-worker" });
 
 const concurrency = integerFromEnv("FENCELINE_WORKER_CONCURRENCY", 10);
 const transport = process.env.FENCELINE_WORKER_TRANSPORT || "direct";
@@ -105,6 +110,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   await worker.stop(signal);
   await pool?.end();
+  await stopTelemetry();
   await exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));

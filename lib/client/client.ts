@@ -1,20 +1,28 @@
 /**
  * The app's client: create, read, list and cancel the app's requests over Fenceline's HTTP API
- * with an app key. It uses `fetch` and nothing else, so it runs in any backend (Node, edge
- * runtimes) without pulling in worker or server code. Workflow types cross by `import type`:
- * `client.requests.create<typeof checkout>("checkout", input)` checks `input` against the
- * workflow's schema at compile time, and the workflow's code is never loaded.
+ * with an app key. It uses `fetch` and `@opentelemetry/api` and nothing else, so it runs in any
+ * backend (Node, edge runtimes) without pulling in worker or server code. Called inside a span of
+ * the app's own tracing, `requests.create` and `events.send` send its W3C `traceparent`: the
+ * request's spans become children of that span (with no tracing in the app, nothing is sent).
+ * Workflow types cross by `import type`: a client bound once, `createClient<typeof workflows>(…)`,
+ * checks every `requests.create(kind, input)` against the workflow of that kind at compile time
+ * (an unknown kind does not compile), and the workflows' code is never loaded.
  */
+import { context } from "@opentelemetry/api";
 import type { WorkflowDefinition, WorkflowInput } from "@/lib/definitions/workflow";
+import type { ScheduleOptions } from "@/lib/definitions/schedule";
 import type { SentEvent } from "@/lib/events/types";
-import type { RequestRecord, RequestStatus, RequestWithProgress } from "@/lib/requests/types";
+import type { CompensationView } from "@/lib/compensation/types";
+import type { ScheduleView } from "@/lib/schedules/types";
+import type { RequestRecord, RequestStatus, RequestWithProgress, RequestWithSteps } from "@/lib/requests/types";
+import { traceHeadersOf } from "@/lib/telemetry/trace-context";
 import { errorOf, FencelineConnectionError, WaitTimedOutError } from "./errors";
 
 /** How {@link createClient} reaches Fenceline and authenticates. */
 export type ClientOptions = {
   /** Fenceline's base URL, e.g. `process.env.FENCELINE_URL` (`http://127.0.0.1:3000`). */
   readonly url: string;
-  /** An app key (`fl_app_…`) with the scopes the calls need: `requests:create`, `requests:read`, `events:send`. */
+  /** An app key (`fl_app_…`) with the scopes the calls need: `requests:create`, `requests:read`, `events:send`, `schedules:manage`. */
   readonly apiKey: string;
   /** Replaces the global fetch (tests, proxies, instrumentation). */
   readonly fetch?: typeof fetch;
@@ -56,6 +64,23 @@ export type CreatedRequest = RequestRecord & {
 /** A request with its status and the projection its end user sees. */
 export type RequestDetail = RequestWithProgress & { readonly trackingUrl: string };
 
+/** A request just cancelled, with what will be undone: null when its workflow undoes nothing on cancel. */
+export type CancelledRequest = RequestDetail & { readonly compensation: CompensationView | null };
+
+const ONGOING: readonly string[] = ["active", "cancelling", "failing"];
+
+/** A request with its steps' evidence: `requests.get(id, { include: ["steps"] })`. */
+export type RequestWithEvidence = RequestWithSteps & { readonly trackingUrl: string };
+
+/** Options of `requests.get`. */
+export type GetOptions = {
+  /**
+   * `["steps"]`: add each step with its receipt (verification method, external reference,
+   * observed result) and open review cases. Needs the `requests:evidence` scope.
+   */
+  readonly include?: readonly "steps"[];
+};
+
 /** Filters and paging of `requests.list`. */
 export type ListOptions = {
   readonly kind?: string;
@@ -80,6 +105,27 @@ export type WaitOptions = {
 /** Any workflow definition, for the type parameter of `create`. */
 export type AnyWorkflow = WorkflowDefinition<string, unknown, unknown>;
 
+/**
+ * The workflows a client is bound to, as `createClient<typeof workflows>` takes them: one
+ * definition, an array or tuple of them, or an object of them (`{ order, refund }`).
+ */
+export type WorkflowSet = AnyWorkflow | readonly AnyWorkflow[] | { readonly [name: string]: AnyWorkflow };
+
+/** The workflow definitions of a {@link WorkflowSet}, as one union. */
+export type WorkflowsOf<Set extends WorkflowSet> = Set extends AnyWorkflow
+  ? Set
+  : Set extends readonly AnyWorkflow[]
+    ? Set[number]
+    : Set extends { readonly [name: string]: AnyWorkflow }
+      ? Set[keyof Set]
+      : never;
+
+/** The kinds a client bound to `Set` may start. */
+export type KindOf<Set extends WorkflowSet> = WorkflowsOf<Set>["kind"];
+
+/** The input of the bound workflow of kind `Kind`. */
+export type InputOf<Set extends WorkflowSet, Kind extends string> = WorkflowInput<Extract<WorkflowsOf<Set>, { readonly kind: Kind }>>;
+
 /** Options of `events.send`. */
 export type SendEventOptions = {
   /**
@@ -90,21 +136,54 @@ export type SendEventOptions = {
   readonly idempotencyKey?: string;
 };
 
-/** What {@link createClient} returns: the app's requests and events, through its app key. */
-export type FencelineClient = {
+/** A schedule as Fenceline keeps it: its definition, state, next 5 due times and last firings with their requests. */
+export type ScheduleRecord = ScheduleView;
+
+/** One page of the app's schedules, by name; pass `nextCursor` as `after` for the next (null on the last page). */
+export type ScheduleList = { readonly items: readonly ScheduleRecord[]; readonly nextCursor: string | null };
+
+/**
+ * What {@link createClient} returns: the app's requests, events and schedules, through its app key.
+ * Bound to the app's workflows (`createClient<typeof workflows>`), `requests.create` takes only
+ * their kinds, each with its own input type.
+ */
+export type FencelineClient<Set extends WorkflowSet = AnyWorkflow> = {
   readonly requests: {
     /**
      * Creates a request of a registered workflow kind. Throws InvalidInputError (with the
      * fields), UnknownKindError, ConflictError, RateLimitedError, UnauthorizedError, or
      * FencelineConnectionError when the outcome is unknown (repeat it with the same key).
+     *
+     * On a bound client, `kind` is one of the bound workflows' kinds and `input` that workflow's
+     * input: `requests.create("order", { orderId: "o-1" })`. A kind the client is not bound to
+     * does not compile.
      */
-    create<W extends AnyWorkflow = AnyWorkflow>(kind: W["kind"], input: WorkflowInput<W>, options?: CreateOptions): Promise<CreatedRequest>;
-    /** The request's status and end-user projection. Throws NotFoundError for another app's request. */
-    get(id: string): Promise<RequestDetail>;
+    create<const Kind extends KindOf<Set>>(kind: Kind, input: InputOf<Set, Kind>, options?: CreateOptions): Promise<CreatedRequest>;
+    /**
+     * The same, with the workflow named at the call (`create<typeof checkout>("checkout", input)`),
+     * for a client that is not bound to its workflows.
+     */
+    create<W extends WorkflowsOf<Set> = WorkflowsOf<Set>>(kind: W["kind"], input: WorkflowInput<W>, options?: CreateOptions): Promise<CreatedRequest>;
+    /**
+     * The request's status and end-user projection, and with `{ include: ["steps"] }` its steps'
+     * evidence: each step's receipt (how it was verified, the destination's external reference,
+     * the observed result) and its open review cases, e.g. to show a customer their refund
+     * reference. Throws NotFoundError for another app's request, UnauthorizedError (403) when the
+     * key lacks `requests:evidence` for the steps.
+     */
+    get(id: string, options: { readonly include: readonly ["steps"] }): Promise<RequestWithEvidence>;
+    /** The request's status and end-user projection (no `include`). Throws NotFoundError for another app's request. */
+    get(id: string, options?: GetOptions): Promise<RequestDetail>;
     /** The app's requests, newest first, a page at a time. */
     list(options?: ListOptions): Promise<RequestList>;
-    /** Cancels the request; running steps see it at their next checkpoint. Throws ConflictError when it already ended. */
-    cancel(id: string, options?: { readonly reason?: string }): Promise<RequestDetail>;
+    /**
+     * Cancels the request; running steps see it at their next checkpoint. For a workflow that
+     * undoes on cancel (`compensateOn`), the answer's `compensation` says what will be undone and
+     * what was not (its `state` is `waiting` while a step is still in flight or in review); the
+     * request reads `cancelling` until every undo has its receipt. Throws ConflictError when it
+     * already ended or was already cancelled.
+     */
+    cancel(id: string, options?: { readonly reason?: string }): Promise<CancelledRequest>;
     /**
      * Reads the request until it has ended (completed, failed or cancelled) and returns it then;
      * throws WaitTimedOutError when `timeoutMs` passes first. For scripts and tests: a
@@ -124,9 +203,30 @@ export type FencelineClient = {
      */
     send(name: string, key: string, payload: unknown, options?: SendEventOptions): Promise<SentEvent>;
   };
+  /** The app's schedules (an app key with `schedules:manage`): requests of a kind started by the clock. Every change is audited. */
+  readonly schedules: {
+    /**
+     * Creates a schedule, e.g. one from `defineSchedule` next to its workflow, at start. Idempotent
+     * by name: the same definition again returns the same schedule (`created: false`); another
+     * definition under the name throws ConflictError. Throws InvalidInputError naming the field
+     * for a cron that does not parse, a zone that does not exist, an unknown kind or version, or
+     * an input the kind refuses.
+     */
+    create(schedule: ScheduleOptions): Promise<ScheduleRecord & { readonly created: boolean }>;
+    /** The app's schedules by name, a page at a time. */
+    list(options?: { readonly after?: string; readonly limit?: number }): Promise<ScheduleList>;
+    /** One schedule with its next 5 due times and last firings. Throws NotFoundError. */
+    get(name: string): Promise<ScheduleRecord>;
+    /** Pauses it: nothing falls due until it is resumed (a queued firing is dropped). */
+    pause(name: string, options?: { readonly reason?: string }): Promise<ScheduleRecord>;
+    /** Resumes it from its next due time after now: what fell due while paused is not started. */
+    resume(name: string, options?: { readonly reason?: string }): Promise<ScheduleRecord>;
+    /** Deletes it and its firings; the requests it started stay. */
+    delete(name: string, options?: { readonly reason?: string }): Promise<void>;
+  };
 };
 
-type Call = { readonly method: "GET" | "POST"; readonly path: string; readonly body?: unknown; readonly headers?: Record<string, string> };
+type Call = { readonly method: "GET" | "POST" | "DELETE"; readonly path: string; readonly body?: unknown; readonly headers?: Record<string, string> };
 
 /**
  * A client for the app's requests.
@@ -136,12 +236,13 @@ type Call = { readonly method: "GET" | "POST"; readonly path: string; readonly b
  * import { createClient } from "fenceline/client";
  * import type { checkout } from "./workflows";
  *
- * const fenceline = createClient({ url: process.env.FENCELINE_URL!, apiKey: process.env.FENCELINE_API_KEY! });
- * const request = await fenceline.requests.create<typeof checkout>("checkout", { orderId: "o-1", amountCents: 1200 }, { idempotencyKey: "order-o-1" });
+ * // Bound once to the app's workflows: every create is checked against them.
+ * const fenceline = createClient<typeof checkout>({ url: process.env.FENCELINE_URL!, apiKey: process.env.FENCELINE_API_KEY! });
+ * const request = await fenceline.requests.create("checkout", { orderId: "o-1", amountCents: 1200 }, { idempotencyKey: "order-o-1" });
  * console.log(request.trackingUrl);
  * ```
  */
-export function createClient(options: ClientOptions): FencelineClient {
+export function createClient<Set extends WorkflowSet = AnyWorkflow>(options: ClientOptions): FencelineClient<Set> {
   const base = new URL(options.url);
   const doFetch = options.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;
@@ -173,10 +274,11 @@ export function createClient(options: ClientOptions): FencelineClient {
 
   const withTrackingUrl = <R extends RequestRecord>(request: R): R & { trackingUrl: string } => ({ ...request, trackingUrl: absolute(request.trackUrl) });
   const idPath = (id: string) => `/api/requests/${encodeURIComponent(id)}`;
+  const schedulePath = (name: string) => `/api/schedules/${encodeURIComponent(name)}`;
 
   return {
     requests: {
-      create: async (kind, input, createOptions = {}) => {
+      create: async (kind: string, input: unknown, createOptions: CreateOptions = {}) => {
         const { status, data } = await call<RequestRecord>({
           method: "POST",
           path: "/api/requests",
@@ -188,11 +290,14 @@ export function createClient(options: ClientOptions): FencelineClient {
             priority: createOptions.priority,
             concurrencyKey: createOptions.concurrencyKey,
           },
-          headers: createOptions.idempotencyKey === undefined ? {} : { "idempotency-key": createOptions.idempotencyKey },
+          headers: { ...traceHeadersOf(context.active()), ...(createOptions.idempotencyKey === undefined ? {} : { "idempotency-key": createOptions.idempotencyKey }) },
         });
         return { ...withTrackingUrl(data), created: status === 201 };
       },
-      get: async (id) => withTrackingUrl((await call<RequestWithProgress>({ method: "GET", path: idPath(id) })).data),
+      get: async (id: string, getOptions: GetOptions = {}): Promise<never> => {
+        const include = getOptions.include?.includes("steps") ? "?include=steps" : "";
+        return withTrackingUrl((await call<RequestWithProgress>({ method: "GET", path: `${idPath(id)}${include}` })).data) as never;
+      },
       list: async (listOptions = {}) => {
         const query = new URLSearchParams();
         for (const [key, value] of Object.entries(listOptions)) if (value !== undefined) query.set(key, String(value));
@@ -200,13 +305,14 @@ export function createClient(options: ClientOptions): FencelineClient {
         return { items: data.items.map(withTrackingUrl), nextCursor: data.nextCursor };
       },
       cancel: async (id, cancelOptions = {}) =>
-        withTrackingUrl((await call<RequestWithProgress>({ method: "POST", path: `${idPath(id)}/cancel`, body: { reason: cancelOptions.reason } })).data),
+        withTrackingUrl((await call<RequestWithProgress & { compensation: CompensationView | null }>({ method: "POST", path: `${idPath(id)}/cancel`, body: { reason: cancelOptions.reason } })).data),
       waitForEnd: async (id, waitOptions = {}) => {
         const timeoutMs = waitOptions.timeoutMs ?? 60_000;
         const giveUpAt = Date.now() + timeoutMs;
         for (;;) {
           const request = withTrackingUrl((await call<RequestWithProgress>({ method: "GET", path: idPath(id) })).data);
-          if (request.status !== "active") return request;
+          // A request being undone (cancelling, failing) has not ended yet.
+          if (!ONGOING.includes(request.status)) return request;
           if (Date.now() >= giveUpAt) throw new WaitTimedOutError(id, timeoutMs);
           await new Promise((resolve) => setTimeout(resolve, waitOptions.intervalMs ?? 500));
         }
@@ -219,9 +325,26 @@ export function createClient(options: ClientOptions): FencelineClient {
             method: "POST",
             path: "/api/events",
             body: { name, key, payload: payload ?? null },
-            headers: sendOptions.idempotencyKey === undefined ? {} : { "idempotency-key": sendOptions.idempotencyKey },
+            headers: { ...traceHeadersOf(context.active()), ...(sendOptions.idempotencyKey === undefined ? {} : { "idempotency-key": sendOptions.idempotencyKey }) },
           })
         ).data,
+    },
+    schedules: {
+      create: async (schedule) => {
+        const { status, data } = await call<ScheduleRecord>({ method: "POST", path: "/api/schedules", body: schedule });
+        return { ...data, created: status === 201 };
+      },
+      list: async (listOptions = {}) => {
+        const query = new URLSearchParams();
+        for (const [key, value] of Object.entries(listOptions)) if (value !== undefined) query.set(key, String(value));
+        return (await call<ScheduleList>({ method: "GET", path: `/api/schedules${query.size > 0 ? `?${query}` : ""}` })).data;
+      },
+      get: async (name) => (await call<ScheduleRecord>({ method: "GET", path: schedulePath(name) })).data,
+      pause: async (name, changeOptions = {}) => (await call<ScheduleRecord>({ method: "POST", path: `${schedulePath(name)}/pause`, body: { reason: changeOptions.reason } })).data,
+      resume: async (name, changeOptions = {}) => (await call<ScheduleRecord>({ method: "POST", path: `${schedulePath(name)}/resume`, body: { reason: changeOptions.reason } })).data,
+      delete: async (name, changeOptions = {}) => {
+        await call({ method: "DELETE", path: schedulePath(name), body: { reason: changeOptions.reason } });
+      },
     },
   };
 }

@@ -13,7 +13,14 @@ export type ReadPool = Pick<pg.Pool, "query" | "end"> & { readonly [replica]: tr
 export type PrimaryOnly = { readonly [replica]?: never };
 
 /**
- * What staff reads accept: the primary, or a ReadPool. A union, so a ReadPool passed in stays
- * one: handing it on to anything that decides does not compile.
+ * One snapshot that several staff reads share (lib/db/snapshot.ts): a read-only transaction on
+ * one connection, of the primary or of a replica. Marked as a ReadPool is, so it is never handed
+ * to anything that decides.
  */
-export type StaffReadable = (Pick<pg.Pool | pg.PoolClient, "query"> & PrimaryOnly) | ReadPool;
+export type StaffSnapshot = Pick<pg.PoolClient, "query"> & { readonly [replica]: true };
+
+/**
+ * What staff reads accept: the primary, a ReadPool, or a snapshot of either. A union, so a
+ * ReadPool passed in stays one: handing it on to anything that decides does not compile.
+ */
+export type StaffReadable = (Pick<pg.Pool | pg.PoolClient, "query"> & PrimaryOnly) | ReadPool | StaffSnapshot;

@@ -25,6 +25,7 @@ import {
   VERIFICATION_METHODS,
   WORKFLOW_STATUSES,
 } from "@/lib/engine/vocabulary";
+import { CHILD_WAIT_STATES } from "@/lib/children/vocabulary";
 import { EVENT_WAIT_STATES } from "@/lib/events/vocabulary";
 import { TIMER_STATES } from "@/lib/timers/vocabulary";
 import { dbTest as test } from "./test-database";
@@ -34,6 +35,7 @@ const LISTS: Record<string, readonly string[]> = {
   attempt_checkpoint: CHECKPOINTS,
   attempt_mode: ATTEMPT_MODES,
   attempt_outcome: ATTEMPT_OUTCOMES,
+  child_wait_state: CHILD_WAIT_STATES,
   event_wait_state: EVENT_WAIT_STATES,
   effect_observation: EFFECT_OBSERVATIONS,
   lease_end_reason: LEASE_END_REASONS,

@@ -26,6 +26,13 @@ export type AdapterCall<Payload> = {
   readonly signal: AbortSignal;
   /** This call's timeout: the adapter's own `timeoutMs`. */
   readonly timeoutMs: number;
+  /**
+   * Headers that carry the attempt's trace to the destination: `{ traceparent }` (W3C trace
+   * context) when the request is traced, `{}` otherwise (absent where a caller other than the worker invokes the adapter). Send them with the call so the
+   * destination's spans join the request's trace; `httpAdapter` does. The call also runs inside
+   * the attempt's span, so an instrumented HTTP client propagates it by itself.
+   */
+  readonly traceHeaders?: Readonly<Record<string, string>>;
 };
 
 /** What the destination answered: the effect exists, and this is how to find it there. */
@@ -43,6 +50,8 @@ export type AdapterStatusQuery = {
   readonly requestIdentity: string;
   readonly signal: AbortSignal;
   readonly timeoutMs: number;
+  /** Headers that carry the attempt's trace to the destination: see {@link AdapterCall.traceHeaders}. */
+  readonly traceHeaders?: Readonly<Record<string, string>>;
 };
 
 /** What a status query learned: the request was applied (with its reference), or there is no trace of it. */
@@ -102,7 +111,47 @@ export type AdapterOptions<Payload, Result = unknown> = {
    * where an epoch transition installs a new epoch and proves the old one is refused.
    */
   readonly epochAdminUrl?: string;
+  /**
+   * How support can check this destination by hand when a step's outcome is unknown, shown on the
+   * review case: `checkUrl`, a page of the destination's with `{requestIdentity}` filled from the
+   * request (`"https://print.example/jobs?key={requestIdentity}"`), and/or `instructions`, a
+   * sentence ("Call the print shop and quote the request identity"). Most useful for an opaque
+   * destination, whose unknown outcomes all come to a person.
+   */
+  readonly review?: ReviewHint;
 };
+
+/** How support can check a destination by hand: a page (a URL template) and/or a sentence. */
+export type ReviewHint = {
+  /** A URL with `{requestIdentity}` where the request's identity goes (URL-encoded). */
+  readonly checkUrl?: string;
+  /** What to do, in one or two sentences (at most 500 characters). */
+  readonly instructions?: string;
+};
+
+/** The placeholder a review hint's `checkUrl` may use. */
+export const REVIEW_URL_PLACEHOLDER = "{requestIdentity}";
+
+/** The problems of a review hint, or none. */
+export function reviewHintProblems(review: unknown): string[] {
+  if (review === null || typeof review !== "object") return ["review must be an object: { checkUrl?, instructions? }"];
+  const { checkUrl, instructions } = review as Record<string, unknown>;
+  const problems: string[] = [];
+  if (checkUrl === undefined && instructions === undefined) problems.push("review needs checkUrl, instructions, or both");
+  if (checkUrl !== undefined) {
+    const filled = typeof checkUrl === "string" ? checkUrl.replaceAll(REVIEW_URL_PLACEHOLDER, "identity") : null;
+    const otherPlaceholder = typeof checkUrl === "string" ? /\{(?!requestIdentity\})[^}]*\}/.exec(checkUrl) : null;
+    if (filled === null || !URL.canParse(filled) || !/^https?:$/.test(new URL(filled).protocol)) {
+      problems.push(`review.checkUrl must be an http(s) URL, with ${REVIEW_URL_PLACEHOLDER} where the request identity goes, got ${JSON.stringify(checkUrl)}`);
+    } else if (otherPlaceholder) {
+      problems.push(`review.checkUrl may use only ${REVIEW_URL_PLACEHOLDER}, not ${otherPlaceholder[0]}`);
+    } else if ((checkUrl as string).length > 2_000) problems.push("review.checkUrl must be at most 2000 characters");
+  }
+  if (instructions !== undefined && (typeof instructions !== "string" || instructions.trim() === "" || instructions.length > 500)) {
+    problems.push("review.instructions must be a non-empty sentence of at most 500 characters");
+  }
+  return problems;
+}
 
 /** An adapter as the worker runs it and as it is registered. Made by {@link defineAdapter}. */
 export type AdapterDefinition<Payload = unknown, Result = unknown> = {
@@ -110,6 +159,8 @@ export type AdapterDefinition<Payload = unknown, Result = unknown> = {
   readonly version: string;
   readonly contract: AdapterContract;
   readonly epochAdminUrl: string | null;
+  /** How support can check the destination by hand; null when the adapter says nothing. */
+  readonly review: ReviewHint | null;
   /** Makes one call to the destination (the options' `invoke`, bound to them). */
   readonly invoke: (call: AdapterCall<Payload>) => Promise<AdapterAnswer<Result>>;
   /** Asks the destination what happened to a request identity; null when it answers no status queries. */
@@ -165,6 +216,7 @@ function problemsOf<Payload, Result>(options: AdapterOptions<Payload, Result>): 
     if (!contract.fenceEnforcement) problems.push("epochAdminUrl is only for destinations that enforce fencing terms");
     if (!URL.canParse(options.epochAdminUrl)) problems.push(`epochAdminUrl is not a URL: ${JSON.stringify(options.epochAdminUrl)}`);
   }
+  if (options.review !== undefined) problems.push(...reviewHintProblems(options.review));
   return problems;
 }
 
@@ -207,6 +259,7 @@ export function defineAdapter<Payload = unknown, Result = unknown>(options: Adap
       operationClasses: contract.statusQuery ? (["create", "query"] as const) : (["create"] as const),
     }),
     epochAdminUrl: options.epochAdminUrl ?? null,
+    review: options.review ? Object.freeze({ ...options.review }) : null,
     invoke: options.invoke.bind(options),
     query: options.query ? options.query.bind(options) : null,
   });

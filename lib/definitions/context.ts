@@ -47,6 +47,22 @@ export type StepContext<Input = unknown, Payload = unknown, Results = Readonly<R
   readonly fencingTerm: FencingTerm;
   /** This attempt's number among the step's tries, and the step's attempt budget. */
   readonly attempt: { readonly number: number; readonly budget: number };
+  /**
+   * How often this step has waited before this run (each `ctx.wait`, and each wait the worker took
+   * for a rate limit or for capacity), and when the first and the latest wait began, on the
+   * database clock. A handler that waits re-runs from the start after its wait: this is how it
+   * tells it already waited, and for how long it has been at it. `{ count: 0, firstAt: null,
+   * lastAt: null }` on a step that never waited.
+   *
+   * @example
+   * ```ts
+   * if (!(await warehouse.isReady(ctx.input.orderId))) {
+   *   if (ctx.waits.count >= 10) return skip("the warehouse never got it ready");
+   *   return ctx.wait(60_000, "the warehouse is not ready yet");
+   * }
+   * ```
+   */
+  readonly waits: { readonly count: number; readonly firstAt: Date | null; readonly lastAt: Date | null };
   /** Fires when authority is lost or uncertain, the workflow is cancelled, or the worker stops. */
   readonly signal: AbortSignal;
   /**
@@ -59,7 +75,9 @@ export type StepContext<Input = unknown, Payload = unknown, Results = Readonly<R
   invoke(payload: Payload): Promise<ObservedResponse<AdapterResult>>;
   /**
    * Gives the step back and asks to run it again after `delayMs`, without holding a lease
-   * meanwhile (a rate limit, a resource not ready yet). Not charged to the attempt budget.
+   * meanwhile (a rate limit, a resource not ready yet). Not charged to the attempt budget. The
+   * handler runs again from the start; `ctx.waits` then counts this wait. To wait once for a time
+   * between steps, declare a timer step (`.timer(…)`) instead: it holds nothing and fires once.
    */
   wait(delayMs: number, reason: string): Promise<never>;
 };

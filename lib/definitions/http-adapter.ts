@@ -21,7 +21,7 @@
  * extracted reference, 404 is not found, anything else leaves the question open.
  */
 import { DefiniteFailure, DestinationCallError, RateLimited, StaleTermRejected, UnknownOutcome } from "@/lib/adapters/call-outcome";
-import { defineAdapter, type AdapterAnswer, type AdapterCall, type AdapterDefinition, type AdapterOptions, type AdapterPromises, type AdapterStatusAnswer } from "./adapter";
+import { defineAdapter, type AdapterAnswer, type AdapterCall, type AdapterDefinition, type AdapterOptions, type AdapterPromises, type AdapterStatusAnswer, type AdapterStatusQuery, type ReviewHint } from "./adapter";
 import { DefinitionError } from "./errors";
 
 /** What came back from the API: its status, headers and body (parsed when it is JSON, else the text). */
@@ -111,6 +111,8 @@ export type HttpAdapterOptions<Payload> = {
   readonly classify?: Partial<HttpClassification<Payload>>;
   /** As in `defineAdapter`, for APIs that enforce fencing terms. */
   readonly epochAdminUrl?: string;
+  /** As in `defineAdapter`: how support can check the API by hand when an outcome is unknown. */
+  readonly review?: ReviewHint;
 };
 
 const DEFAULT_RETRY_AFTER_MS = 1_000;
@@ -267,6 +269,8 @@ export function httpAdapter<Payload = unknown>(options: HttpAdapterOptions<Paylo
   const invoke = async (call: AdapterCall<Payload>): Promise<AdapterAnswer> => {
     const url = new URL(typeof request.url === "function" ? request.url(call) : request.url);
     const headers = new Headers(typeof request.headers === "function" ? request.headers(call) : request.headers);
+    // W3C trace context, so the destination's spans join the request's trace (none when untraced).
+    for (const [name, value] of Object.entries(call.traceHeaders ?? {})) if (!headers.has(name)) headers.set(name, value);
     if (identity && "header" in identity) headers.set(identity.header, call.requestIdentity);
     if (identity && "query" in identity) url.searchParams.set(identity.query, call.requestIdentity);
     const method = request.method ?? "POST";
@@ -283,10 +287,10 @@ export function httpAdapter<Payload = unknown>(options: HttpAdapterOptions<Paylo
 
   const reference = options.reference ?? defaultReference;
   const query = status
-    ? async ({ requestIdentity, signal, timeoutMs }: { requestIdentity: string; signal: AbortSignal; timeoutMs: number }): Promise<AdapterStatusAnswer> => {
+    ? async ({ requestIdentity, signal, timeoutMs, traceHeaders }: AdapterStatusQuery): Promise<AdapterStatusAnswer> => {
         const described = status.request(requestIdentity);
         const { method = "GET", url, headers } = typeof described === "string" ? { url: described } : described;
-        const result = await exchange(url, { method, headers }, signal, timeoutMs);
+        const result = await exchange(url, { method, headers: { ...traceHeaders, ...headers } }, signal, timeoutMs);
         if (result.kind === "failure") throw new UnknownOutcome(options.name, result.failure.reason === "not sent" ? "connection lost" : result.failure.reason, { cause: result.failure.cause });
         const { answer } = result;
         const classified = status.classify
@@ -311,5 +315,6 @@ export function httpAdapter<Payload = unknown>(options: HttpAdapterOptions<Paylo
     invoke,
     ...(query ? { query } : {}),
     ...(options.epochAdminUrl !== undefined ? { epochAdminUrl: options.epochAdminUrl } : {}),
+    ...(options.review !== undefined ? { review: options.review } : {}),
   });
 }

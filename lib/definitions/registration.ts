@@ -5,9 +5,10 @@
  * functions stay in the worker.
  */
 import { cycleThrough, fairShareProblems, isAdapterChoice, type FairShare, type Milestone, type WaitDefinition, type WorkflowDefinition, workflowKey } from "./workflow";
-import { rateProblems, type AdapterDefinition } from "./adapter";
+import { rateProblems, type AdapterDefinition, type ReviewHint } from "./adapter";
 import type { AdapterRate, RepetitionPolicy } from "@/lib/adapters/contract";
 import { DefinitionError } from "./errors";
+import { compensateOnProblems, type RegisteredCompensation } from "@/lib/compensation/definition";
 
 export type RegisteredAdapterRef = { readonly name: string; readonly version: string };
 
@@ -22,6 +23,8 @@ export type RegisteredAdapter = RegisteredAdapterRef & {
   readonly rate: AdapterRate | null;
   /** Where the destination's epoch is administered. A location, not a promise: not part of the shape. */
   readonly epochAdminUrl: string | null;
+  /** How support can check the destination by hand. Words, not a promise: not part of the shape. */
+  readonly review: ReviewHint | null;
 };
 
 export type RegisteredStepAdapter = RegisteredAdapterRef | { readonly field: string; readonly options: Readonly<Record<string, RegisteredAdapterRef>> };
@@ -36,6 +39,8 @@ export type RegisteredStep = {
   readonly milestone: Milestone;
   /** Present only on a wait step: its room and what the server keeps of it (an event's name and payload schema). */
   readonly wait?: WaitDefinition["registered"];
+  /** Present only on a step that declares how its effect is undone, with its workflow's `compensateOn`. */
+  readonly compensate?: RegisteredCompensation;
 };
 
 export type RegisteredWorkflow = {
@@ -65,6 +70,7 @@ export function registeredAdapter(adapter: AdapterDefinition<never>): Registered
     concurrencyLimit: contract.concurrencyLimit,
     rate: contract.rate,
     epochAdminUrl: adapter.epochAdminUrl,
+    review: adapter.review,
   };
 }
 
@@ -90,6 +96,9 @@ export function registeredWorkflow(workflow: WorkflowDefinition): RegisteredWork
       milestone: step.milestone,
       // Only wait steps carry the key, so a step registered before waits existed keeps its shape.
       ...(step.wait ? { wait: step.wait.registered } : {}),
+      ...(step.compensate && workflow.compensateOn !== "never"
+        ? { compensate: { adapter: refOf(step.compensate.adapter), class: step.compensate.class, attemptBudget: step.compensate.attemptBudget, milestone: step.compensate.milestone, on: workflow.compensateOn } }
+        : {}),
     })),
   };
 }
@@ -107,9 +116,12 @@ export function registrationOf(workflows: readonly WorkflowDefinition[]): Regist
     const key = workflowKey(workflow);
     if (seen.has(key)) problems.push(`workflow ${key} is given twice`);
     seen.add(key);
-    if (workflow.steps.length === 0) problems.push(`workflow ${key} has no steps: add one with .step(), .timer() or .event()`);
+    if (workflow.steps.length === 0) problems.push(`workflow ${key} has no steps: add one with .step(), .timer(), .event() or .children()`);
+    problems.push(...compensateOnProblems(workflow.compensateOn ?? "never", workflow.steps.filter((step) => step.compensate).length).map((problem) => `workflow ${key}: ${problem}`));
     for (const step of workflow.steps) {
-      const used = step.adapter === null ? [] : isAdapterChoice(step.adapter) ? Object.values(step.adapter.options) : [step.adapter];
+      const own = step.adapter === null ? [] : isAdapterChoice(step.adapter) ? Object.values(step.adapter.options) : [step.adapter];
+      // An undo's adapter is registered like any other: recovery decides by its contract.
+      const used = step.compensate ? [...own, step.compensate.adapter] : own;
       for (const adapter of used) {
         const adapterKey = `${adapter.name}@${adapter.version}`;
         const known = adapters.get(adapterKey);
@@ -130,9 +142,9 @@ export function registrationOf(workflows: readonly WorkflowDefinition[]): Regist
   return { workflows: workflows.map(registeredWorkflow), adapters: [...adapters.values()].map(registeredAdapter) };
 }
 
-/** What must stay the same for an adapter name and version: everything but where its epoch is administered. */
-export function shapeOfAdapter(adapter: RegisteredAdapter): Omit<RegisteredAdapter, "epochAdminUrl"> {
-  const { epochAdminUrl: _location, ...shape } = adapter;
+/** What must stay the same for an adapter name and version: everything but where its epoch is administered and how support checks it. */
+export function shapeOfAdapter(adapter: RegisteredAdapter): Omit<RegisteredAdapter, "epochAdminUrl" | "review"> {
+  const { epochAdminUrl: _location, review: _words, ...shape } = adapter;
   return shape;
 }
 
@@ -217,7 +229,7 @@ export function problemsOfRegistration(registration: Registration): string[] {
         if (!names.has(dependency)) problems.push(`workflow ${key}: step ${step.name} depends on unknown step "${dependency}"`);
       }
       if (step.wait && step.adapter !== null) problems.push(`workflow ${key}: step ${step.name} waits (${step.wait.room}), so it has no adapter of its own`);
-      const refs = step.adapter === null ? [] : "field" in step.adapter ? Object.values(step.adapter.options) : [step.adapter];
+      const refs = [...(step.adapter === null ? [] : "field" in step.adapter ? Object.values(step.adapter.options) : [step.adapter]), ...(step.compensate ? [step.compensate.adapter] : [])];
       for (const ref of refs) {
         if (!adapters.has(`${ref.name}@${ref.version}`)) problems.push(`workflow ${key}: step ${step.name} uses adapter ${ref.name}@${ref.version}, which is not registered with it`);
       }

@@ -2,7 +2,8 @@
  * Workflows: a kind of request, at a version, with a typed input and its steps as a DAG. Each
  * step names its step class (its lease policy), its attempt budget, the steps it waits for, the
  * words its end users see, and what it does: call an adapter (one external effect), compute (a
- * pure step, safe to run again), or wait (a timer, an event) without holding anything.
+ * pure step, safe to run again), wait (a timer, an event) without holding anything, or start
+ * child requests and wait for them to end.
  *
  * Two ways to write the steps, the same definition either way:
  *  - chained, `defineWorkflow({ kind, version, input }).step(…).timer(…).event(…)`: each step's
@@ -13,7 +14,15 @@
  */
 import { z } from "zod";
 import { eventRegistrationOf, eventWaitRequestOf, type EventResult, type EventTimeoutPolicy, type EventWaitOptions } from "@/lib/events/definition";
+import {
+  childrenRegistrationOf,
+  childrenRequestOf,
+  type ChildFailurePolicy,
+  type ChildrenOptions,
+  type ChildrenResult,
+} from "@/lib/children/definition";
 import { timerProblems, timerRequestOf, type TimerOptions, type TimerResult } from "@/lib/timers/definition";
+import { compensateOnProblems, compensationOf, type CompensateOn, type CompensateOptions, type CompensationDefinition, type LooseCompensateOptions } from "@/lib/compensation/definition";
 import type { WaitRequest } from "@/lib/engine/types";
 import type { AdapterDefinition } from "./adapter";
 import type { StepContext, WaitContext } from "./context";
@@ -26,6 +35,8 @@ import { engineWordsIn } from "./words";
  * ("Taking payment") and after ("Payment taken"), and who it waits on ("the payment provider").
  * A timer's words may name its time as `{until}`: "We'll remind you on {until}" reads "We'll
  * remind you on 3 December at 09:00" (in the time zone the timer was given, UTC otherwise).
+ * A child step's words may count its children as `{ended}` and `{total}`: "Preparing {ended} of
+ * {total} parcels" reads "Preparing 3 of 5 parcels" while they run.
  */
 export type Milestone = {
   readonly upcoming: string;
@@ -33,6 +44,11 @@ export type Milestone = {
   readonly done: string;
   /** Shown while the request waits on this step's destination: "We've sent your request to …". */
   readonly service?: string;
+  /**
+   * The headline while a person checks this step's unknown outcome, in the workflow's own words
+   * ("Refund status needs checking"); "Delivery status needs review" when absent.
+   */
+  readonly review?: string;
 };
 
 /** One of several adapters, chosen per request by a field of its input. Made by {@link chooseAdapter}. */
@@ -64,8 +80,11 @@ export type StepOptions<Input, Payload> = StepBasics &
          * `effect(await ctx.invoke(ctx.input))`.
          */
         readonly run?: (ctx: StepContext<Input, Payload>) => Promise<StepOutcome>;
+        /** How to undo this step's effect when its request is cancelled or fails (see the workflow's `compensateOn`). */
+        readonly compensate?: LooseCompensateOptions<Input>;
         readonly timer?: never;
         readonly event?: never;
+        readonly children?: never;
       }
     | {
         /** The step waits, holding nothing, until a time on the database clock. */
@@ -73,6 +92,8 @@ export type StepOptions<Input, Payload> = StepBasics &
         readonly adapter?: never;
         readonly run?: never;
         readonly event?: never;
+        readonly compensate?: never;
+        readonly children?: never;
       }
     | {
         /** The step waits, holding nothing, for a named event with its correlation key. */
@@ -80,6 +101,17 @@ export type StepOptions<Input, Payload> = StepBasics &
         readonly adapter?: never;
         readonly run?: never;
         readonly timer?: never;
+        readonly compensate?: never;
+        readonly children?: never;
+      }
+    | {
+        /** The step starts child requests (one, or one per element of a list) and waits, holding nothing, until they end. */
+        readonly children: ChildrenOptions<WaitContext<Input>, WorkflowDefinition, unknown>;
+        readonly adapter?: never;
+        readonly run?: never;
+        readonly timer?: never;
+        readonly event?: never;
+        readonly compensate?: never;
       }
   );
 
@@ -150,11 +182,30 @@ export type WorkflowHeader<Kind extends string, Schema extends z.ZodType> = {
   readonly deadlineMs?: number;
   /** Limit per concurrency key, how keys share the workers, default priority: see {@link FairShareOptions}. */
   readonly fairShare?: FairShareOptions;
+  /**
+   * When the effects of steps that declare `compensate` are undone: when a request is cancelled,
+   * when it fails, both, or never. @defaultValue "never" (a cancelled or failed request stops as it is)
+   */
+  readonly compensateOn?: CompensateOn;
+  /**
+   * Opt-in: attributes of a request's input to record on its step and attempt spans, as
+   * `fenceline.input.<name>`. By default no input, payload or result reaches a span. What this
+   * returns is bounded and redacted before it is recorded: at most 16 attributes, names of
+   * letters, digits and `_.-` (64 at most), strings cut to 128 characters, and any attribute whose
+   * name suggests a secret (token, secret, password, key, authorization, card…) replaced by
+   * `[redacted]`. Runs in the worker; a throw records nothing.
+   *
+   * @example `traceAttributes: (input) => ({ orderId: input.orderId, amountCents: input.amountCents })`
+   */
+  readonly traceAttributes?: (input: z.output<Schema>) => TraceAttributes;
 };
+
+/** What a workflow's `traceAttributes` returns: names to strings, numbers or booleans. */
+export type TraceAttributes = Readonly<Record<string, string | number | boolean>>;
 
 /** A wait step's room as the definition declares it: what the server keeps, and how an attempt works out its request. */
 export type WaitDefinition = {
-  readonly room: "timer" | "event";
+  readonly room: "timer" | "event" | "children";
   /** The static part kept with the step's registration (an event's name and payload schema). */
   readonly registered: Readonly<{ room: string } & Record<string, unknown>>;
 };
@@ -176,6 +227,8 @@ export type StepDefinition = {
   readonly wait: WaitDefinition | null;
   /** The handler; a wait step's works out what to wait for and concludes with a {@link WaitOutcome}. */
   readonly run: (ctx: StepContext<unknown, unknown>) => Promise<StepOutcome | WaitOutcome>;
+  /** How the step's effect is undone; null when it declares none. */
+  readonly compensate: CompensationDefinition | null;
 };
 
 /** Marks what defineWorkflow made, across copies of the package (a registered symbol). */
@@ -194,6 +247,11 @@ export type WorkflowDefinition<Kind extends string = string, Input = unknown, Pa
   readonly title: string | null;
   readonly deadlineMs: number | null;
   readonly fairShare: FairShare;
+  /** When the steps' declared undos run. */
+  readonly compensateOn: CompensateOn;
+  /** The workflow's opt-in input attributes for its spans; null records none. */
+  /** Called with the parsed input (typed `never` here so any workflow is a WorkflowDefinition). */
+  readonly traceAttributes: ((input: never) => TraceAttributes) | null;
   readonly steps: readonly StepDefinition[];
   /** Only a type: the steps' results by name. Never set. */
   readonly results?: Results;
@@ -226,11 +284,14 @@ export type WorkflowBuilder<Kind extends string, Input, Parsed, Results> = Workf
     Payload = never,
     AdapterResult = unknown,
     Outcome extends StepOutcome<unknown> = EffectOutcome<AdapterResult>,
+    UndoPayload = unknown,
   >(
     name: NewName<Name, Results>,
     options: StepBasics<Deps> & {
       readonly adapter?: AdapterDefinition<Payload, AdapterResult> | AdapterChoice<Payload, AdapterResult>;
       readonly run?: (ctx: StepContext<Parsed, Payload, ResultsOf<Results, Deps>, AdapterResult>) => Promise<Outcome>;
+      /** How to undo this step's effect; its payload is built from the input and this step's result. */
+      readonly compensate?: CompensateOptions<Parsed, ResultOf<Outcome>, UndoPayload>;
     },
   ): WorkflowBuilder<Kind, Input, Parsed, Results & { readonly [N in Name]: ResultOf<Outcome> }>;
   /** A timer step: waits, holding nothing, until a time on the database clock; its result is `{ dueAt, firedAt }`. */
@@ -243,6 +304,23 @@ export type WorkflowBuilder<Kind extends string, Input, Parsed, Results> = Workf
     name: NewName<Name, Results>,
     options: StepBasics<Deps> & EventWaitOptions<WaitContext<Parsed, ResultsOf<Results, Deps>>, Payload> & { readonly onTimeout?: Policy },
   ): WorkflowBuilder<Kind, Input, Parsed, Results & { readonly [N in Name]: EventResult<Payload, Policy> }>;
+  /**
+   * A child step: starts one request of `workflow`, or one per element of `each` (at most
+   * `maxChildren`), and waits, holding nothing, until they have all ended. Its result lists every
+   * child with its steps' results (typed by the child's workflow); what a failed child means is
+   * `onChildFailure`. Children take the parent's app, priority and concurrency key unless
+   * `overrides` says otherwise, and are cancelled with it.
+   */
+  children<
+    const Name extends string,
+    Child extends { readonly kind: string; readonly version: number },
+    const Deps extends keyof Results & string = never,
+    Element = undefined,
+    const Policy extends ChildFailurePolicy = "fail",
+  >(
+    name: NewName<Name, Results>,
+    options: StepBasics<Deps> & ChildrenOptions<WaitContext<Parsed, ResultsOf<Results, Deps>>, Child, Element> & { readonly onChildFailure?: Policy },
+  ): WorkflowBuilder<Kind, Input, Parsed, Results & { readonly [N in Name]: ChildrenResult<Child, Policy> }>;
 };
 
 export const MAX_STEPS = 64;
@@ -325,6 +403,8 @@ type Header = {
   readonly title: string | null;
   readonly deadlineMs: number | null;
   readonly fairShare: FairShare;
+  readonly compensateOn: CompensateOn;
+  readonly traceAttributes: ((input: never) => TraceAttributes) | null;
 };
 
 /** Checks the kind, version, input, title and deadline; the input's JSON Schema when they are sound. */
@@ -348,13 +428,26 @@ function headerOf(options: WorkflowHeader<string, z.ZodType>, problems: string[]
     problems.push(`deadlineMs must be a positive integer, got ${options.deadlineMs}`);
   }
   const fairShare = fairShareOf(options.fairShare, problems);
-  return { kind: options.kind, version: options.version, input: options.input, inputSchema, title: options.title ?? null, deadlineMs: options.deadlineMs ?? null, fairShare };
+  const compensateOn = options.compensateOn ?? "never";
+  problems.push(...compensateOnProblems(compensateOn, compensateOn === "never" ? 0 : 1));
+  if (options.traceAttributes !== undefined && typeof options.traceAttributes !== "function") problems.push("traceAttributes must be a function of the input");
+  return {
+    kind: options.kind,
+    version: options.version,
+    input: options.input,
+    inputSchema,
+    title: options.title ?? null,
+    deadlineMs: options.deadlineMs ?? null,
+    fairShare,
+    compensateOn,
+    traceAttributes: options.traceAttributes ?? null,
+  };
 }
 
 const fieldsOf = (inputSchema: Record<string, unknown>): Set<string> => new Set(Object.keys((inputSchema.properties as Record<string, unknown> | undefined) ?? {}));
 
 /** Makes one step, checking it against the steps before it (the compact form checks names and order once all are known). */
-function stepOf(name: string, step: StepOptions<unknown, unknown>, position: number, known: ReadonlySet<string>, fields: ReadonlySet<string>, problems: string[]): StepDefinition {
+function stepOf(name: string, step: StepOptions<unknown, unknown>, position: number, known: ReadonlySet<string>, fields: ReadonlySet<string>, problems: string[], compensateOn: CompensateOn): StepDefinition {
   const where = `step ${name}`;
   if (!STEP_NAME.test(name)) problems.push(`${where}: a step name is a letter then up to 62 letters, digits, "_" or "-"`);
   const dependsOn = [...(step.dependsOn ?? [])];
@@ -369,12 +462,16 @@ function stepOf(name: string, step: StepOptions<unknown, unknown>, position: num
     ...wordProblems(`${where}: milestone.current`, milestone.current, true),
     ...wordProblems(`${where}: milestone.done`, milestone.done, true),
     ...wordProblems(`${where}: milestone.service`, milestone.service, false),
+    ...wordProblems(`${where}: milestone.review`, milestone.review, false),
   );
-  const kinds = (["adapter", "timer", "event"] as const).filter((key) => step[key] !== undefined);
-  if (kinds.length > 1) problems.push(`${where}: a step is one of an adapter step, a timer or an event wait, not ${kinds.join(" and ")}`);
+  const kinds = (["adapter", "timer", "event", "children"] as const).filter((key) => step[key] !== undefined);
+  if (kinds.length > 1) problems.push(`${where}: a step is one of an adapter step, a timer, an event wait or a child step, not ${kinds.join(" and ")}`);
   const { wait, run } = waitOf(where, step, problems);
   if (wait?.room !== "timer" && Object.values(milestone).some((words) => typeof words === "string" && words.includes("{until}"))) {
     problems.push(`${where}: only a timer's milestone words can name its time with {until}`);
+  }
+  if (wait?.room !== "children" && Object.values(milestone).some((words) => typeof words === "string" && /\{(ended|total)\}/.test(words))) {
+    problems.push(`${where}: only a child step's milestone words can count its children with {ended} and {total}`);
   }
   const adapter = wait ? null : (step.adapter ?? null);
   if (adapter !== null && isAdapterChoice(adapter)) {
@@ -384,6 +481,16 @@ function stepOf(name: string, step: StepOptions<unknown, unknown>, position: num
   if (!wait) {
     if (adapter === null && typeof step.run !== "function") problems.push(`${where}: a pure step (no adapter) needs a run function`);
     if (step.run !== undefined && typeof step.run !== "function") problems.push(`${where}: run must be a function`);
+  }
+  const compensate = compensationOf(
+    where,
+    step.compensate as CompensateOptions<never, never, never> | undefined,
+    { hasAdapter: adapter !== null, isChoice: adapter !== null && isAdapterChoice(adapter), waits: wait !== null },
+    (at, text) => wordProblems(at, text, true),
+    problems,
+  );
+  if (step.compensate !== undefined && compensateOn === "never") {
+    problems.push(`${where} declares compensate but the workflow's compensateOn is "never": say when it runs ("cancel", "failure" or "both")`);
   }
   const stepClass = step.class ?? (adapter === null ? "pure" : "external");
   if (typeof stepClass !== "string" || stepClass.length === 0 || stepClass.length > 100) problems.push(`${where}: class must be a step class name`);
@@ -397,10 +504,11 @@ function stepOf(name: string, step: StepOptions<unknown, unknown>, position: num
     adapter,
     wait,
     run: run ?? ((step.run ?? defaultRun) as StepDefinition["run"]),
+    compensate,
   });
 }
 
-/** A timer's or an event wait's definition and its handler, which works out the request and parks; nothing for other steps. */
+/** A timer's, an event wait's or a child step's definition and its handler, which works out the request and parks; nothing for other steps. */
 function waitOf(where: string, step: StepOptions<unknown, unknown>, problems: string[]): { wait: WaitDefinition | null; run: StepDefinition["run"] | null } {
   if (step.timer !== undefined) {
     const timer = step.timer;
@@ -419,6 +527,15 @@ function waitOf(where: string, step: StepOptions<unknown, unknown>, problems: st
       run: async (ctx) => ({ kind: "wait", wait: { room: "event", request: await eventWaitRequestOf(event, ctx) } }),
     };
   }
+  if (step.children !== undefined) {
+    const children = step.children;
+    const { problems: found, registration } = childrenRegistrationOf(where, children as ChildrenOptions<never, WorkflowDefinition, unknown>);
+    problems.push(...found);
+    return {
+      wait: { room: "children", registered: Object.freeze({ ...(registration ?? { room: "children" }) }) },
+      run: async (ctx) => ({ kind: "wait", wait: { room: "children", request: await childrenRequestOf(children, ctx) } }),
+    };
+  }
   return { wait: null, run: null };
 }
 
@@ -433,7 +550,7 @@ function builderOf(header: Header, steps: readonly StepDefinition[]): WorkflowBu
     if (steps.length >= MAX_STEPS) problems.push(`a workflow has at most ${MAX_STEPS} steps`);
     if (steps.some((existing) => existing.name === name)) problems.push(`a step named "${name}" already exists`);
     const known = new Set(steps.map((existing) => existing.name));
-    const step = stepOf(name, options, steps.length, known, fieldsOf(header.inputSchema), problems);
+    const step = stepOf(name, options, steps.length, known, fieldsOf(header.inputSchema), problems, header.compensateOn);
     if (problems.length > 0) throw new DefinitionError(`workflow ${header.kind}@${header.version}`, problems);
     return builderOf(header, [...steps, step]);
   };
@@ -448,12 +565,16 @@ function builderOf(header: Header, steps: readonly StepDefinition[]): WorkflowBu
       const { dependsOn, milestone, class: stepClass, attemptBudget, ...event } = options;
       return add(name, { dependsOn, milestone, class: stepClass, attemptBudget, event });
     },
+    children: (name: string, options: StepBasics & ChildrenOptions) => {
+      const { dependsOn, milestone, class: stepClass, attemptBudget, ...children } = options;
+      return add(name, { dependsOn, milestone, class: stepClass, attemptBudget, children });
+    },
   }) as never;
 }
 
 /**
  * Defines a workflow. With `steps`, the whole workflow at once (results read as `unknown`);
- * without, a chain to which `.step()`, `.timer()` and `.event()` add steps with typed results.
+ * without, a chain to which `.step()`, `.timer()`, `.event()` and `.children()` add steps with typed results.
  * Throws a {@link DefinitionError} naming every problem: an unknown or cyclic dependency, a pure
  * step without a handler, milestone words that would show engine vocabulary to end users, an
  * input schema that JSON Schema cannot express, a timer or event wait that cannot work.
@@ -495,7 +616,8 @@ export function defineWorkflow(options: WorkflowHeader<string, z.ZodType> & { re
   if (entries.length > MAX_STEPS) problems.push(`a workflow has at most ${MAX_STEPS} steps, got ${entries.length}`);
   const names = new Set(entries.map(([name]) => name));
   const fields = fieldsOf(header.inputSchema);
-  const steps = entries.map(([name, step], position) => stepOf(name, step, position, names, fields, problems));
+  const steps = entries.map(([name, step], position) => stepOf(name, step, position, names, fields, problems, header.compensateOn));
+  if (header.compensateOn !== "never" && problems.length === 0) problems.push(...compensateOnProblems(header.compensateOn, steps.filter((step) => step.compensate).length));
   const cycle = problems.length === 0 ? cycleThrough(steps) : null;
   if (cycle) problems.push(`steps form a cycle through "${cycle}"`);
   if (problems.length > 0) throw new DefinitionError(`workflow ${options.kind}@${options.version}`, problems);

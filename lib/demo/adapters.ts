@@ -88,6 +88,11 @@ export function demoAdapters(baseUrl: string): DemoAdapters {
       contract: { idempotencyKeys: false, statusQuery: false, fenceEnforcement: false, repetition: "prohibited" },
       timeoutMs: TIMEOUT_MS,
       concurrencyLimit: CONCURRENCY_LIMIT,
+      // How support checks it by hand: the service's effect audit, which records the identity header.
+      review: {
+        checkUrl: `${base}/admin/audit?requestIdentity={requestIdentity}`,
+        instructions: "The destination cannot be asked about one request. Look for the request identity in its effect audit: an effect there means it was delivered, and its reference is the effect's id.",
+      },
       // The identity header is for the service's audit only: the opaque destination ignores it.
       invoke: (call) => create("opaque", `${base}/opaque`, call, { "fenceline-request-identity": call.requestIdentity }),
     }),

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { expect, test } from "vitest";
 import { demoAdapters } from "./adapters";
+import { purchaseWorkflow } from "./purchase";
 import { deliveryWorkflow } from "./workflow";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -20,17 +21,17 @@ function sourcesUnder(dir: string): string[] {
     .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
 }
 
-test("no file under lib/engine, app/ or components/ names the demo's kind, steps or destinations", () => {
-  const workflow = deliveryWorkflow(demoAdapters("http://127.0.0.1:9"));
-  const adapters = Object.values(demoAdapters("http://127.0.0.1:9")).map((adapter) => adapter.name);
+test("no file under lib/engine, app/ or components/ names the demo's kinds, steps or destinations", () => {
+  const adapters = demoAdapters("http://127.0.0.1:9");
+  const workflows = [deliveryWorkflow(adapters), purchaseWorkflow(adapters)];
   const quoted = (name: string) => new RegExp(`["'\`]${name}["'\`]`);
   const patterns: [string, RegExp][] = [
     // Quoted, as a kind is named in code: "delivery" is also a plain word (a webhook's delivery).
-    [`kind ${workflow.kind}`, quoted(workflow.kind)],
+    ...workflows.map((workflow): [string, RegExp] => [`kind ${workflow.kind}`, quoted(workflow.kind)]),
     ["the input field deliverVia", /deliverVia/],
     ["the synthetic destination service", /synthetic destination/i],
-    ...workflow.steps.map((step): [string, RegExp] => [`step ${step.name}`, quoted(step.name)]),
-    ...adapters.map((name): [string, RegExp] => [`destination ${name}`, quoted(name)]),
+    ...workflows.flatMap((workflow) => workflow.steps.map((step): [string, RegExp] => [`step ${step.name}`, quoted(step.name)])),
+    ...Object.values(adapters).map((adapter): [string, RegExp] => [`destination ${adapter.name}`, quoted(adapter.name)]),
   ];
   const found: string[] = [];
   for (const file of CONFINED.flatMap(sourcesUnder)) {

@@ -6,7 +6,7 @@ import { run, type Queryable } from "./db";
 import { ReleaseRefusedError } from "./errors";
 import { recordRejection } from "./rejection";
 import * as sql from "./sql/lease";
-import type { ClaimedStep, LeaseHandle, ReleaseOptions, RenewRequest, RenewResult, WorkflowVersion } from "./types";
+import { WAIT_RELEASE_PREFIX, type ClaimedStep, type LeaseHandle, type ReleaseOptions, type RenewRequest, type RenewResult, type StepWaits, type WorkflowVersion } from "./types";
 import type { AttemptMode, RenewalRefusalReason } from "./vocabulary";
 
 type ClaimRow = {
@@ -38,6 +38,7 @@ type ClaimRow = {
   expires_at: Date;
   checkpoint_version: number;
   db_now: Date;
+  trace_parent: string | null;
 };
 
 /**
@@ -69,7 +70,7 @@ export async function claimSteps(
     rows.push(...claimed);
     if (claimed.length < batch) break;
   }
-  const results = await dependencyResults(db, rows);
+  const [results, waits] = await Promise.all([dependencyResults(db, rows), waitsOf(db, rows)]);
   return rows.map((row) => ({
     stepId: row.step_id,
     workflowId: row.workflow_id,
@@ -98,7 +99,22 @@ export async function claimSteps(
     expiresAt: row.expires_at,
     checkpointVersion: row.checkpoint_version,
     dbNow: row.db_now,
+    waits: waits.get(row.step_id) ?? NO_WAITS,
+    traceParent: row.trace_parent,
   }));
+}
+
+const NO_WAITS: StepWaits = Object.freeze({ count: 0, firstAt: null, lastAt: null });
+
+/**
+ * How often each claimed step waited before: one statement, and none when every step is on its
+ * first term (a step that never had an attempt never waited).
+ */
+async function waitsOf(db: Queryable, rows: readonly ClaimRow[]): Promise<Map<string, StepWaits>> {
+  const again = rows.filter((row) => BigInt(row.fencing_term) > 1n).map((row) => row.step_id);
+  if (again.length === 0) return new Map();
+  const counted = await run<{ step_id: string; count: number; first_at: Date; last_at: Date }>(db, sql.stepWaits, [again, WAIT_RELEASE_PREFIX]);
+  return new Map(counted.map((row) => [row.step_id, { count: row.count, firstAt: row.first_at, lastAt: row.last_at }]));
 }
 
 /** The observed results of the claimed steps' dependencies, by receipt id: one statement, none when no step has any. */

@@ -3,10 +3,11 @@
  * lease holder can take, that never overshoots its limit under concurrent acquirers, and that
  * stays held while a call's outcome is unknown.
  */
-import type { Pool } from "pg";
+import type { Pool, PoolClient } from "pg";
 import { describe, expect } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
 import { beginInvocation, persistRequestIdentity } from "./checkpoint";
+import { inTransaction } from "./db";
 import { AuthorityLostError } from "./errors";
 import { claimSteps } from "./lease";
 import { acquirePermit, holdPermit, releasePermit, sweepPermits } from "./permit";
@@ -28,13 +29,13 @@ async function leases(pool: Pool, count: number): Promise<LeaseHandle[]> {
   return claimed.map((step) => ({ stepId: step.stepId, fencingTerm: step.fencingTerm, sessionId: session }));
 }
 
-async function permitFor(pool: Pool, lease: LeaseHandle, limit: number): Promise<Permit> {
+async function permitFor(pool: Pool | PoolClient, lease: LeaseHandle, limit: number): Promise<Permit> {
   const permit = await acquirePermit(pool, lease, request(limit));
   if (!isPermit(permit)) throw new Error(`expected a permit, got ${JSON.stringify(permit)}`);
   return permit;
 }
 
-async function capacity(pool: Pool): Promise<{ inUse: number; counted: number }> {
+async function capacity(pool: Pool | PoolClient): Promise<{ inUse: number; counted: number }> {
   const { rows } = await pool.query(
     `SELECT (SELECT coalesce(sum(in_use), 0)::int FROM adapter_capacity) AS "inUse",
             (SELECT count(*)::int FROM adapter_permit WHERE state <> 'released') AS counted`,
@@ -130,27 +131,33 @@ describe("a destination's declared rate", () => {
   test("grants at most its calls per second, on the database clock, whatever the capacity left; the refusal says when the next slot opens", async ({ db }) => {
     await registerAdapters(db.pool, [rated(3, 3)]);
     const held = await leases(db.pool, 5);
-    for (const lease of held.slice(0, 3)) await permitFor(db.pool, lease, 100);
-    const refusal = await acquirePermit(db.pool, held[3]!, request(100));
-    expect(refusal).toMatchObject({ reason: "rate", waitMs: expect.any(Number) });
-    const waitMs = (refusal as { waitMs: number }).waitMs;
-    expect(waitMs).toBeGreaterThan(0);
-    expect(waitMs).toBeLessThanOrEqual(RATE_WINDOW_MS);
-    // A refusal takes nothing: the capacity and the slots are as they were.
-    expect(await capacity(db.pool)).toEqual({ inUse: 3, counted: 3 });
-    // The oldest slot opens a window after its call: move the database's record of the calls back by one.
-    await db.pool.query(`UPDATE adapter_call_slot SET called_at = called_at - ${RATE_WINDOW_MS} * interval '1 millisecond' WHERE adapter = 'dest' AND slot = 0`);
-    await db.pool.query(`UPDATE adapter_rate SET next_at = next_at - ${RATE_WINDOW_MS} * interval '1 millisecond' WHERE adapter = 'dest'`);
-    expect(isPermit(await acquirePermit(db.pool, held[3]!, request(100)))).toBe(true);
-    expect(await acquirePermit(db.pool, held[4]!, request(100))).toMatchObject({ reason: "rate" });
+    // One transaction, whose now() does not move: the database clock stands still, so a busy
+    // machine's pauses between the calls cannot open a rate slot the test expects closed.
+    await inTransaction(db.pool, async (client) => {
+      for (const lease of held.slice(0, 3)) await permitFor(client, lease, 100);
+      const refusal = await acquirePermit(client, held[3]!, request(100));
+      expect(refusal).toMatchObject({ reason: "rate", waitMs: expect.any(Number) });
+      const waitMs = (refusal as { waitMs: number }).waitMs;
+      expect(waitMs).toBeGreaterThan(0);
+      expect(waitMs).toBeLessThanOrEqual(RATE_WINDOW_MS);
+      // A refusal takes nothing: the capacity and the slots are as they were.
+      expect(await capacity(client)).toEqual({ inUse: 3, counted: 3 });
+      // The oldest slot opens a window after its call: move the database's record of the calls back by one.
+      await client.query(`UPDATE adapter_call_slot SET called_at = called_at - ${RATE_WINDOW_MS} * interval '1 millisecond' WHERE adapter = 'dest' AND slot = 0`);
+      await client.query(`UPDATE adapter_rate SET next_at = next_at - ${RATE_WINDOW_MS} * interval '1 millisecond' WHERE adapter = 'dest'`);
+      expect(isPermit(await acquirePermit(client, held[3]!, request(100)))).toBe(true);
+      expect(await acquirePermit(client, held[4]!, request(100))).toMatchObject({ reason: "rate" });
+    });
   });
 
   test("lets at most its burst go at once, the rest a 1/perSecond apart", async ({ db }) => {
     await registerAdapters(db.pool, [rated(10, 2)]);
     const held = await leases(db.pool, 3);
-    await permitFor(db.pool, held[0]!, 100);
-    await permitFor(db.pool, held[1]!, 100);
-    const refusal = await acquirePermit(db.pool, held[2]!, request(100));
+    const refusal = await inTransaction(db.pool, async (client) => {
+      await permitFor(client, held[0]!, 100);
+      await permitFor(client, held[1]!, 100);
+      return acquirePermit(client, held[2]!, request(100));
+    });
     expect(refusal).toMatchObject({ reason: "rate" });
     expect((refusal as { waitMs: number }).waitMs).toBeLessThanOrEqual(100);
   });

@@ -44,6 +44,11 @@ export type RecoveryEvidence = {
   readonly attemptBudget: number;
   readonly workflowStatus: WorkflowStatus;
   readonly workflowDeadlinePassed: boolean;
+  /**
+   * The step undoes another's effect (lib/compensation). Running out of budget then goes to a
+   * person, never to a failure: a request must not read as undone while an undo is not.
+   */
+  readonly undoesStep?: boolean;
 };
 
 export type RecoveryDecision =
@@ -104,8 +109,13 @@ function decideFromObservations(evidence: RecoveryEvidence): RecoveryDecision | 
   };
 }
 
+/** Why a compensation that spent its budget is under review. */
+export const UNDO_BUDGET_SPENT = "compensation failed past its attempt budget: the effect it undoes is still in place";
+
 function decideBeforeInvocation(evidence: RecoveryEvidence): RecoveryDecision {
   const stop = reasonToStop(evidence);
+  // An undo that cannot run again leaves its request in review, never ended as if undone.
+  if (stop?.reason === UNDO_BUDGET_SPENT) return { category: "review", reason: UNDO_BUDGET_SPENT };
   if (stop) {
     // Stopping is only silent when no earlier call may have acted; otherwise a person decides.
     if (evidence.earlierOutcomeUnknown && (evidence.contract?.externalEffect ?? true)) {
@@ -167,6 +177,7 @@ function reasonToStop(evidence: RecoveryEvidence): Extract<RecoveryDecision, { c
     return { category: "give_up", stepState: "failed", reason: "workflow deadline passed" };
   }
   if (evidence.attemptsStarted >= evidence.attemptBudget) {
+    if (evidence.undoesStep) return { category: "give_up", stepState: "failed", reason: UNDO_BUDGET_SPENT };
     return { category: "give_up", stepState: "failed", reason: "attempt budget exhausted" };
   }
   return null;

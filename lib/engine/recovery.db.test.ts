@@ -116,7 +116,9 @@ describe("failure reports and revocation also decide from evidence", () => {
     const [lease] = await claimAll(db.pool, "opaque", 1);
     const applied = await reportFailure(db.pool, lease!, "handler threw: boom");
     expect(applied.decision.category).toBe("make_ready");
-    const { rows } = await db.pool.query("SELECT state, next_eligible_at > now() AS waiting FROM step WHERE id = $1", [stepId]);
+    // Judged against the decision's own time (updated_at, the same statement's now()), not the
+    // time this query runs: a backoff may have passed by then on a busy machine.
+    const { rows } = await db.pool.query("SELECT state, next_eligible_at > updated_at AS waiting FROM step WHERE id = $1", [stepId]);
     expect(rows[0]).toEqual({ state: "ready", waiting: true });
     const attempt = await db.pool.query("SELECT outcome, outcome_reason FROM attempt WHERE step_id = $1", [stepId]);
     expect(attempt.rows[0]).toEqual({ outcome: "failed", outcome_reason: "handler threw: boom" });

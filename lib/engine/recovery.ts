@@ -12,6 +12,7 @@ import { inTransaction, run } from "./db";
 import { AuthorityLostError } from "./errors";
 import { recordRejection } from "./rejection";
 import { completeSteps } from "./receipt";
+import { traceDecisions, type TracedDecision } from "./recovery-trace";
 import { decideRecovery, type LateObservationEvidence, type RecoveryDecision } from "./recovery-rules";
 import * as sql from "./sql/recovery";
 import type { LeaseHandle } from "./types";
@@ -46,6 +47,7 @@ type EvidenceRow = {
   attempts_started: number;
   workflow_status: WorkflowStatus;
   workflow_deadline_passed: boolean;
+  undoes_step: boolean;
   receipt_exists: boolean;
   late_observations: LateObservationEvidence[];
 };
@@ -74,6 +76,7 @@ function decide(row: EvidenceRow, trigger: RecoveryTrigger): RecoveryDecision {
     attemptBudget: row.attempt_budget,
     workflowStatus: row.workflow_status,
     workflowDeadlinePassed: row.workflow_deadline_passed,
+    undoesStep: row.undoes_step,
   });
 }
 
@@ -182,7 +185,8 @@ export type RecoveryScanOptions = {
  * disjoint batch, and every write re-checks the term it observed.
  */
 export async function runRecoveryScan(pool: Pool, options: RecoveryScanOptions): Promise<AppliedDecision[]> {
-  return inTransaction(pool, async (client) => {
+  const traced: TracedDecision[] = [];
+  const applied = await inTransaction(pool, async (client) => {
     const expired = await run<EvidenceRow>(client, sql.lockExpiredLeases, [options.batchSize]);
     if (expired.length === 0) return [];
     const ended = await run<{ step_id: string; fencing_term: string }>(client, sql.endExpiredLeases, [
@@ -193,9 +197,25 @@ export async function runRecoveryScan(pool: Pool, options: RecoveryScanOptions):
     const decided = expired
       .filter((row) => endedKeys.has(`${row.step_id}:${row.fencing_term}`))
       .map((row) => ({ row, trigger: "lease_expired" as const, decision: decide(row, "lease_expired") }));
-    return applyDecisions(client, decided, options.decidedBy);
+    const done = await applyDecisions(client, decided, options.decidedBy);
+    traced.length = 0;
+    traced.push(...decided.map(tracedOf));
+    return done;
   });
+  await traceDecisions(pool, traced);
+  return applied;
 }
+
+const tracedOf = (d: { row: EvidenceRow; trigger: RecoveryTrigger; decision: RecoveryDecision }): TracedDecision => ({
+  workflowId: d.row.workflow_id,
+  stepId: d.row.step_id,
+  fencingTerm: d.row.fencing_term,
+  epoch: d.row.epoch,
+  checkpoint: d.row.checkpoint,
+  expiresAt: d.row.expires_at,
+  trigger: d.trigger,
+  decision: d.decision,
+});
 
 /**
  * A worker reports that its attempt failed: the handler threw, returned nothing, or ran past its
@@ -203,6 +223,7 @@ export async function runRecoveryScan(pool: Pool, options: RecoveryScanOptions):
  * the invocation began is an unknown outcome, not a licence to run again.
  */
 export async function reportFailure(pool: Pool, lease: LeaseHandle, reason: string): Promise<AppliedDecision> {
+  const traced: TracedDecision[] = [];
   const outcome = await inTransaction(pool, async (client): Promise<AppliedDecision | AuthorityLostError> => {
     const failed = await run(client, sql.failAttempt, [lease.sessionId, lease.stepId, lease.fencingTerm.toString(), reason]);
     if (failed.length === 0) {
@@ -210,9 +231,10 @@ export async function reportFailure(pool: Pool, lease: LeaseHandle, reason: stri
       if (!rejection) throw new Error(`reportFailure: step ${lease.stepId} refused without a reason`);
       return rejection;
     }
-    return decideEndedLease(client, lease.stepId, lease.fencingTerm, "attempt_failed", lease.sessionId);
+    return decideEndedLease(client, lease.stepId, lease.fencingTerm, "attempt_failed", lease.sessionId, traced);
   });
   if (outcome instanceof AuthorityLostError) throw outcome;
+  await traceDecisions(pool, traced);
   return outcome;
 }
 
@@ -226,11 +248,14 @@ export async function revokeLease(
   reason: string,
   actor: string,
 ): Promise<AppliedDecision | null> {
-  return inTransaction(pool, async (client) => {
+  const traced: TracedDecision[] = [];
+  const applied = await inTransaction(pool, async (client) => {
     const [revoked] = await run<{ step_id: string; fencing_term: string }>(client, sql.revokeOpenLease, [stepId, reason, actor]);
     if (!revoked) return null;
-    return decideEndedLease(client, stepId, BigInt(revoked.fencing_term), "lease_revoked", actor);
+    return decideEndedLease(client, stepId, BigInt(revoked.fencing_term), "lease_revoked", actor, traced);
   });
+  await traceDecisions(pool, traced);
+  return applied;
 }
 
 async function decideEndedLease(
@@ -239,9 +264,14 @@ async function decideEndedLease(
   fencingTerm: bigint,
   trigger: RecoveryTrigger,
   decidedBy: string,
+  traced: TracedDecision[],
 ): Promise<AppliedDecision> {
   const [row] = await run<EvidenceRow>(client, sql.readLeaseEvidence, [stepId, fencingTerm.toString()]);
   if (!row) throw new Error(`recovery: lease ${stepId}/${fencingTerm} vanished inside its own transaction`);
-  const [applied] = await applyDecisions(client, [{ row, trigger, decision: decide(row, trigger) }], decidedBy);
+  const decided = { row, trigger, decision: decide(row, trigger) };
+  const [applied] = await applyDecisions(client, [decided], decidedBy);
+  // For the spans written once this transaction commits (a retried transaction decides anew).
+  traced.length = 0;
+  traced.push(tracedOf(decided));
   return applied!;
 }

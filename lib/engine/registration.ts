@@ -57,11 +57,14 @@ const registeredOf = (row: WorkflowRow): RegisteredWorkflow => ({
  */
 export async function registerDefinitions(db: Queryable, sessionId: string, registration: Registration): Promise<WorkflowVersion[]> {
   const problems = problemsOfRegistration(registration);
-  const classes = [...new Set(registration.workflows.flatMap((workflow) => workflow.steps.map((step) => step.class)))];
+  const classes = [...new Set(registration.workflows.flatMap((workflow) => workflow.steps.flatMap((step) => [step.class, ...(step.compensate ? [step.compensate.class] : [])])))];
   const existing = new Set((await run<{ name: string }>(db, sql.existingStepClasses, [classes])).map((row) => row.name));
   for (const workflow of registration.workflows) {
     for (const step of workflow.steps) {
       if (!existing.has(step.class)) problems.push(`workflow ${workflow.kind}@${workflow.version}: step ${step.name} uses step class "${step.class}", which does not exist`);
+      if (step.compensate && !existing.has(step.compensate.class)) {
+        problems.push(`workflow ${workflow.kind}@${workflow.version}: step ${step.name}'s compensate uses step class "${step.compensate.class}", which does not exist`);
+      }
     }
   }
   if (problems.length > 0) throw new InvalidDefinitionError(problems);
@@ -107,6 +110,8 @@ export async function registerAdapters(db: Queryable, adapters: readonly Registe
     adapters.map((a) => a.epochAdminUrl),
     adapters.map((a) => a.rate?.perSecond ?? null),
     adapters.map((a) => a.rate?.burst ?? null),
+    adapters.map((a) => a.review?.checkUrl ?? null),
+    adapters.map((a) => a.review?.instructions ?? null),
   ]);
   for (const adapter of adapters) {
     const row = storedAdapters.find((stored) => stored.name === adapter.name && stored.version === adapter.version)!;

@@ -26,6 +26,7 @@ const contract = (name: string, flags: Pick<RegisteredAdapter, "idempotencyKeys"
   concurrencyLimit: 8,
   rate: null,
   epochAdminUrl: null,
+  review: null,
 });
 
 /** One contract of each kind of destination, under the adapter names the engine tests use. */
@@ -100,6 +101,7 @@ export async function truncateEngineTables(db: Queryable): Promise<void> {
   await db.query(
     `TRUNCATE workflow, step, step_dependency, attempt, lease_event, receipt, receipt_step, late_observation,
               fencing_rejection, recovery_decision, review_case, worker_session, worker_session_definition,
-              adapter_permit, adapter_capacity, concurrency_key, concurrency_slot, adapter_rate, adapter_call_slot, timer, event_wait, event`,
+              adapter_permit, adapter_capacity, concurrency_key, concurrency_slot, adapter_rate, adapter_call_slot, timer, event_wait, event,
+              compensation, compensation_run, child_request, child_wait`,
   );
 }

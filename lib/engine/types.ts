@@ -43,7 +43,23 @@ export type ClaimedStep = {
   readonly checkpointVersion: number;
   /** The database clock when the claim committed; expiresAt − dbNow is the authority remaining. */
   readonly dbNow: Date;
+  /** The step's earlier attempts that gave it back to wait (`ctx.wait`, a rate limit, no capacity). */
+  readonly waits: StepWaits;
+  /** The W3C traceparent the request was created under: the attempt's spans are its children. Null outside a trace. */
+  readonly traceParent: string | null;
 };
+
+/** How often a step has waited so far, and since when (database clock); no waits: count 0, times null. */
+export type StepWaits = {
+  readonly count: number;
+  /** When the first wait began (its attempt gave the step back). */
+  readonly firstAt: Date | null;
+  /** When the latest wait began. */
+  readonly lastAt: Date | null;
+};
+
+/** The reason a worker gives when it hands a step back to wait; the waits a step took are counted by it. */
+export const WAIT_RELEASE_PREFIX = "waiting: ";
 
 export type RenewRequest = LeaseHandle & { readonly checkpointVersion: number };
 

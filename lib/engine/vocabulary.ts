@@ -6,12 +6,15 @@
  * drift apart. No imports, so client components can use it without pulling in server code.
  */
 
-export const WORKFLOW_STATUSES = ["active", "completed", "cancelled", "failed"] as const;
+/** `cancelling` and `failing`: the request ended, and the effects it had are being undone (lib/compensation). */
+export const WORKFLOW_STATUSES = ["active", "completed", "cancelled", "failed", "cancelling", "failing"] as const;
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 
+/** Where a step can stand, the `step_state` enum's labels in order (docs/how-it-works). */
 export const STEP_STATES = [
   "blocked", "ready", "leased", "waiting", "completed", "completed_without_effect", "superseded", "cancelled", "rejected", "failed", "indeterminate",
 ] as const;
+/** Where a step stands: `blocked` on its dependencies, `ready`, `leased` to a worker, `waiting` (holding nothing), or ended (`completed`, `completed_without_effect`, `superseded`, `cancelled`, `rejected`, `failed`); `indeterminate` while its outcome is unknown. */
 export type StepState = (typeof STEP_STATES)[number];
 
 /** Step states nothing leaves: the step will not run again. */
@@ -42,10 +45,11 @@ export type LeaseEventKind = (typeof LEASE_EVENT_KINDS)[number];
 
 /**
  * How a receipt's conclusion was verified. `database_clock`: a timer fired, or a wait timed out,
- * at a time the database clock decided; `event_received`: an accepted event record settled a wait.
+ * at a time the database clock decided; `event_received`: an accepted event record settled a wait;
+ * `children_ended`: every child request a step started has ended, and their ends are its results.
  */
 export const VERIFICATION_METHODS = [
-  "direct_response", "idempotent_replay", "status_query", "manual_review", "no_action_needed", "database_clock", "event_received",
+  "direct_response", "idempotent_replay", "status_query", "manual_review", "no_action_needed", "database_clock", "event_received", "children_ended",
 ] as const;
 export type VerificationMethod = (typeof VERIFICATION_METHODS)[number];
 

@@ -15,7 +15,8 @@
  *
  * Time-driven work (timers that fire, waits that time out, and anything else the database clock
  * makes due) is `DueWork`: the coordinators' keepers ask each for what is due now and sleep until
- * the earliest next one (settleDue).
+ * the earliest next one (settleDue). Work made due by a change a keeper did not make (a child's
+ * end) notifies `DUE_NOW_CHANNEL` in that change's transaction, and the keepers look at once.
  */
 import type { Pool, PoolClient } from "pg";
 import type { z } from "zod";
@@ -23,6 +24,13 @@ import { inTransaction, run, type Queryable } from "./db";
 import { InvalidWaitError } from "./errors";
 import { recordRejection } from "./rejection";
 import * as sql from "./sql/waits";
+
+/**
+ * For a room whose own statement moves its record and settles the step in one round trip: the
+ * settlement of settleWaitingSteps as an SQL fragment, and the expression that defers the
+ * transaction's step-ready notification to notifyStepsReady after the commit.
+ */
+export { stepsReadyNotifiedAfterCommit, waitingStepsSettled } from "./sql/waits";
 import type { ArmedWait, LeaseHandle, WaitRequest } from "./types";
 import type { VerificationMethod } from "./vocabulary";
 
@@ -37,6 +45,13 @@ export type ParkedStep = {
   readonly dbNow: Date;
 };
 
+/**
+ * The channel a room notifies, in the transaction that makes something due now outside the
+ * keepers' sight (a child's end makes its parent's wait due): the keepers LISTEN on it and look at
+ * once instead of at their next look. The notice is only a hint; the rows decide.
+ */
+export const DUE_NOW_CHANNEL = "fenceline_due_now";
+
 /** Work the database clock makes due: each pass settles what is due now, at most `limit` of it. */
 export type DueWork = {
   readonly name: string;
@@ -46,8 +61,16 @@ export type DueWork = {
   nextDueInMs(db: Queryable): Promise<number | null>;
 };
 
+/**
+ * Where the engineers' reads (lib/waits) find a room's waits: its record table, which has
+ * `step_id`, `state` (`waiting` exactly while its step waits), `armed_at` and `settled_at`; and the
+ * word engineers filter by ("waiting for time"). Constants of the room, never input.
+ */
+export type WaitRecord = { readonly table: string; readonly waitingFor: string };
+
 /** A room that holds waiting steps. */
 export type WaitRoom = DueWork & {
+  readonly record: WaitRecord;
   /** Checks a worker's request, which came over the wire. */
   readonly request: z.ZodType;
   /** Records the wait of a step that just parked, in the parking transaction; may settle it at once. */
@@ -85,7 +108,7 @@ export async function parkStep(pool: Pool, rooms: readonly WaitRoom[], lease: Le
 export type WaitSettlement = {
   readonly stepId: string;
   readonly result: unknown;
-  readonly verification: Extract<VerificationMethod, "database_clock" | "event_received">;
+  readonly verification: Extract<VerificationMethod, "database_clock" | "event_received" | "children_ended">;
   /** What proves it outside the step: the event's id, for one that an event settled. */
   readonly externalReference: string | null;
 };
@@ -110,6 +133,11 @@ export async function settleWaitingSteps(db: Queryable, settlements: readonly Wa
 export function assertAllSettled(room: string, stepIds: readonly string[], settled: ReadonlySet<string>): void {
   const unsettled = stepIds.filter((stepId) => !settled.has(stepId));
   if (unsettled.length > 0) throw new Error(`${room} room: steps ${unsettled.join(", ")} left their wait but did not settle: the room and the steps disagree`);
+}
+
+/** Wakes the workers after a transaction that deferred its step-ready notification (stepsReadyNotifiedAfterCommit) committed. */
+export async function notifyStepsReady(db: Queryable): Promise<void> {
+  await run(db, sql.notifyStepsReady, []);
 }
 
 /** Fails waiting steps, and their requests with them; returns the steps failed. */

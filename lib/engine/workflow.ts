@@ -37,6 +37,8 @@ export type WorkflowDraft = {
   readonly priority?: number;
   /** The tenant or customer the request counts against for fair share; none when not given. */
   readonly concurrencyKey?: string | null;
+  /** The W3C traceparent of the span that created the request; its steps' spans become its children. */
+  readonly traceParent?: string | null;
   readonly steps: readonly StepDraft[];
 };
 
@@ -105,9 +107,10 @@ const keyOf = (requester: string, idempotencyKey: string): string => `${requeste
 
 /**
  * Creates workflows with their steps in one statement. A draft whose requester already used its
- * idempotency key returns the existing workflow instead of creating a second one.
+ * idempotency key returns the existing workflow instead of creating a second one. `pool` may be a
+ * transaction's client: a child step writes its children in the transaction that parks it.
  */
-export async function createWorkflows(pool: Pool, drafts: readonly WorkflowDraft[]): Promise<CreatedWorkflow[]> {
+export async function createWorkflows(pool: Queryable, drafts: readonly WorkflowDraft[]): Promise<CreatedWorkflow[]> {
   drafts.forEach(validate);
   const planned = drafts.map((draft) => ({
     draft,
@@ -145,6 +148,7 @@ export async function createWorkflows(pool: Pool, drafts: readonly WorkflowDraft
     edges.map(([, dependsOn]) => dependsOn),
     planned.map((p) => p.draft.priority ?? DEFAULT_PRIORITY),
     planned.map((p) => p.draft.concurrencyKey ?? null),
+    planned.map((p) => p.draft.traceParent ?? null),
   ]);
   const insertedIds = new Set(rows.filter((row) => row.created).map((row) => row.id));
   const existing = new Map<string, WorkflowRow>(rows.filter((row) => !row.created).map((row) => [keyOf(row.requester!, row.idempotency_key!), row]));
@@ -193,11 +197,13 @@ async function existingFor(db: Queryable, duplicates: readonly { draft: Workflow
 
 /**
  * Cancels an active workflow and its steps that are not running; running ones see the cancel at
- * their next fenced write. Returns false when it was not active.
+ * their next fenced write. With `seenVersion`, only while the workflow's version
+ * (sql.requestVersionOf) is still that one. Returns false when it was not active, or had moved.
  */
-export async function cancelWorkflow(pool: Pool, workflowId: string, reason: string): Promise<boolean> {
+export async function cancelWorkflow(pool: Pool, workflowId: string, reason: string, seenVersion: string | null = null): Promise<boolean> {
   return inTransaction(pool, async (client) => {
-    const cancelled = await run(client, sql.cancelWorkflow, [workflowId, reason]);
+    await run(client, sql.lockWorkflow, [workflowId]);
+    const cancelled = await run(client, sql.cancelWorkflow, [workflowId, reason, seenVersion]);
     if (cancelled.length === 0) return false;
     await run(client, sql.cancelIdleSteps, [workflowId, reason]);
     return true;

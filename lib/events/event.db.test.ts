@@ -12,6 +12,8 @@ import { dbTest as test } from "@/lib/db/test-database";
 import { done } from "@/lib/definitions/outcome";
 import { defineWorkflow } from "@/lib/definitions/workflow";
 import { InvalidInputError } from "@/lib/engine/errors";
+import { run } from "@/lib/engine/db";
+import * as workflowSql from "@/lib/engine/sql/workflow";
 import { settleDue } from "@/lib/engine/waits";
 import { cancelWorkflow } from "@/lib/engine/workflow";
 import { dueWork } from "@/lib/waits/rooms";
@@ -247,6 +249,71 @@ test("cancelling a request ends its waits, and an event sent afterwards is kept 
     expect(await statusOf(db.pool, request!.workflowId)).toBe("cancelled");
   } finally {
     await worker.stop();
+  }
+});
+
+test("a send that finds the oldest wait's request being cancelled waits for the cancel, then settles the next wait, never the cancelled one", async ({ db }) => {
+  const workflow = confirmThenShip("event-cancel-race");
+  const worker = testWorker(db.pool, [workflow]);
+  await worker.start();
+  const requests = await createRequestsOf(db.pool, workflow, [{ orderId: "cr-1" }, { orderId: "cr-1" }]);
+  try {
+    await until("both waits armed", async () => ((await Promise.all(requests.map((r) => waitOf(db.pool, r.stepIds.get("confirmed")!)))).every(Boolean) ? true : null));
+  } finally {
+    await worker.stop();
+  }
+  const { rows: byAge } = await db.pool.query<{ workflow_id: string; step_id: string }>(
+    `SELECT workflow_id, step_id FROM event_wait WHERE name = 'warehouse.confirmed' AND correlation_key = 'cr-1' ORDER BY armed_at, step_id`,
+  );
+  const [oldest, next] = byAge;
+  // The oldest wait's request is cancelled in a transaction still open when the send arrives.
+  const canceller = await db.pool.connect();
+  let committed = false;
+  try {
+    await canceller.query("BEGIN");
+    expect(await run(canceller, workflowSql.cancelWorkflow, [oldest!.workflow_id, "customer cancelled", null])).toHaveLength(1);
+    await run(canceller, workflowSql.cancelIdleSteps, [oldest!.workflow_id, "customer cancelled"]);
+    const sending = send(db.pool, "cr-1", { parcels: 1 });
+    // The send's statement has read the oldest wait as waiting and queues for its request's row.
+    await until("the send to wait for the cancel's transaction", async () => (await db.pool.query(`SELECT 1 FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted`)).rows[0]);
+    await canceller.query("COMMIT");
+    committed = true;
+    const sent = await sending;
+    expect(sent.consumedBy).toEqual({ requestId: next!.workflow_id, step: "confirmed" });
+    expect(await waitOf(db.pool, oldest!.step_id)).toMatchObject({ state: "cancelled", event_id: null });
+    expect(await waitOf(db.pool, next!.step_id)).toMatchObject({ state: "received", event_id: sent.id });
+    const { rows } = await db.pool.query(`SELECT step_id FROM receipt WHERE step_id = ANY($1::uuid[])`, [[oldest!.step_id, next!.step_id]]);
+    expect(rows).toEqual([{ step_id: next!.step_id }]);
+  } finally {
+    if (!committed) await canceller.query("ROLLBACK");
+    canceller.release();
+  }
+});
+
+test("an event that settles a wait wakes the workers once its transaction has committed", async ({ db }) => {
+  const workflow = confirmThenShip("event-wakes");
+  const worker = testWorker(db.pool, [workflow]);
+  await worker.start();
+  const [request] = await createRequestsOf(db.pool, workflow, [{ orderId: "w-1" }]);
+  try {
+    await until("the wait to be armed", () => waitOf(db.pool, request!.stepIds.get("confirmed")!));
+  } finally {
+    await worker.stop();
+  }
+  const listener = await db.pool.connect();
+  try {
+    let woken = false;
+    listener.once("notification", () => (woken = true));
+    await listener.query("LISTEN fenceline_step_ready");
+    const sent = await send(db.pool, "w-1", { parcels: 1 });
+    expect(sent.consumedBy).toEqual({ requestId: request!.workflowId, step: "confirmed" });
+    await until("the workers' wake-up", async () => (woken ? true : null));
+    // The step after the wait is ready: what the notification announced was committed.
+    const { rows } = await db.pool.query(`SELECT state FROM step WHERE workflow_id = $1 AND name = 'ship'`, [request!.workflowId]);
+    expect(rows).toEqual([{ state: "ready" }]);
+  } finally {
+    await listener.query("UNLISTEN *");
+    listener.release();
   }
 });
 

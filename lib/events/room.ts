@@ -18,22 +18,30 @@ const newUrlToken = (): string => randomBytes(24).toString("base64url");
 /** The path a third party POSTs the payload to, relative to Fenceline's URL. */
 export const waitUrlPath = (token: string): string => `/api/events/url/${token}`;
 
-type ReceivedRow = { id: string; payload: unknown; received_at: Date; step_id: string; workflow_id: string; step_name: string };
+/** What a statement that delivers an event returns for the wait it moved to `received`. */
+export type DeliveredRow = {
+  received_step_id: string;
+  settled_step_id: string | null;
+  workflow_id: string | null;
+  step_name: string | null;
+  trace_parent: string | null;
+};
 
-/** The result of a wait that an event settled: what its dependants read. */
-export const receivedResult = (event: ReceivedRow) => ({ received: true, payload: event.payload, eventId: event.id, receivedAt: event.received_at.toISOString() });
+/** The wait that received an event, as its sender reads it; throws when its step did not settle with it (the room and the step disagree). */
+export function consumerOf(row: DeliveredRow): Consumer & { traceParent: string | null } {
+  assertAllSettled("event", [row.received_step_id], new Set(row.settled_step_id === null ? [] : [row.settled_step_id]));
+  return { requestId: row.workflow_id!, step: row.step_name!, traceParent: row.trace_parent };
+}
 
 /** Settles the wait of `stepId` with event `eventId`, if it still waits (through `urlToken` when given); null when it no longer does. */
-export async function deliverEvent(db: Queryable, stepId: string, eventId: string, urlToken: string | null = null): Promise<Consumer | null> {
-  const [received] = await run<ReceivedRow>(db, sql.receiveEvent, [stepId, eventId, urlToken]);
-  if (!received) return null;
-  const settled = await settleWaitingSteps(db, [{ stepId, result: receivedResult(received), verification: "event_received", externalReference: received.id }]);
-  assertAllSettled("event", [stepId], settled);
-  return { requestId: received.workflow_id, step: received.step_name };
+export async function deliverEvent(db: Queryable, stepId: string, eventId: string, urlToken: string | null = null): Promise<(Consumer & { traceParent: string | null }) | null> {
+  const [delivered] = await run<DeliveredRow>(db, sql.receiveEvent, [stepId, eventId, urlToken]);
+  return delivered ? consumerOf(delivered) : null;
 }
 
 export const eventRoom: WaitRoom = {
   name: "event",
+  record: { table: "event_wait", waitingFor: "event" },
   request: eventWaitRequestSchema,
   async arm(client, step, request) {
     const asked = request as EventWaitRequest;

@@ -4,15 +4,19 @@
  * repeated send with the same idempotency key is the same event; it settles the oldest wait for
  * its name and key, or is kept for a wait that begins later (as long as the waiting steps ask).
  */
+import { context, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Pool } from "pg";
 import { digestOf } from "@/lib/engine/digest";
 import { inTransaction, run, type Queryable } from "@/lib/engine/db";
+import { notifyStepsReady } from "@/lib/engine/waits";
 import { InvalidInputError } from "@/lib/engine/errors";
-import { issueOf, validatorFor } from "@/lib/requests/json-schema";
+import { ATTRIBUTES, SPAN_NAMES, tracer } from "@/lib/telemetry/spans";
+import { contextOfTraceParent, parseTraceParent } from "@/lib/telemetry/trace-context";
+import { issuesOf, validatorFor } from "@/lib/requests/json-schema";
 import { DEFAULT_KEEP_EARLY_EVENTS_MS } from "./definition";
 import { EventKeyReusedError, UnknownEventError, WaitUrlGoneError } from "./errors";
-import { deliverEvent } from "./room";
-import type { Consumer, SentEvent } from "./types";
+import { consumerOf, deliverEvent, type DeliveredRow } from "./room";
+import type { SentEvent } from "./types";
 import * as sql from "./sql";
 
 export type SendEventOptions = {
@@ -22,6 +26,8 @@ export type SendEventOptions = {
   /** Who sends: `app:<name>`, `url` for a one-time URL, `test`. Idempotency keys are per sender. */
   readonly sender: string;
   readonly idempotencyKey: string | null;
+  /** The W3C traceparent the sender sent; the event's span is its child when no span is active here. */
+  readonly traceParent?: string | null;
 };
 
 type EventRow = {
@@ -38,14 +44,18 @@ type EventRow = {
 /** At most this many waits are tried for one event (each one found cancelled under the lock moves to the next). */
 const MAX_WAITS_TRIED = 100;
 
-/** Checks the payload against what the steps that wait for `name` declared; the time to keep it early. */
-async function registrationFor(pool: Pool, name: string, payload: unknown): Promise<number> {
-  const [registered] = await run<{ keep_ms: string | null; schemas: Record<string, unknown>[] }>(pool, sql.eventNameRegistration, [name]);
-  if (!registered) throw new UnknownEventError(name);
+/**
+ * Takes the correlation's lock for (`name`, `key`) in `client`'s transaction, and checks the
+ * payload against what the steps that wait for `name` declared; returns the time to keep it early.
+ * The transaction's step-ready notification is deferred: the caller sends it once committed.
+ */
+async function lockAndCheck(client: Queryable, name: string, key: string, payload: unknown): Promise<number> {
+  const [registered] = await run<{ known: boolean; keep_ms: string | null; schemas: Record<string, unknown>[] }>(client, sql.lockCorrelationAndReadRegistration, [name, key]);
+  if (!registered?.known) throw new UnknownEventError(name);
   const issues = registered.schemas.flatMap((schema) => {
     const validate = validatorFor(`event ${name} ${digestOf(schema)}`, schema);
     // The validator fills defaults in place: check a copy, so what is stored is what was sent.
-    return validate(structuredClone(payload)) ? [] : (validate.errors ?? []).map((error) => issueOf(error, ["payload"]));
+    return validate(structuredClone(payload)) ? [] : issuesOf(validate.errors, ["payload"]);
   });
   if (issues.length > 0) throw new InvalidInputError(`event ${name}`, issues);
   return registered.keep_ms === null ? DEFAULT_KEEP_EARLY_EVENTS_MS : Number(registered.keep_ms);
@@ -57,10 +67,37 @@ async function registrationFor(pool: Pool, name: string, payload: unknown): Prom
  * idempotency key already names another event.
  */
 export async function sendEvent(pool: Pool, options: SendEventOptions): Promise<SentEvent> {
-  const keepMs = await registrationFor(pool, options.name, options.payload);
+  const active = context.active();
+  const parent = trace.getSpanContext(active) ? active : contextOfTraceParent(options.traceParent);
+  const span = tracer.startSpan(SPAN_NAMES.event, { attributes: { [ATTRIBUTES.eventName]: options.name } }, parent);
+  try {
+    const { sent, consumerTraceParent } = await accept(pool, options);
+    // The send deferred it (lockAndCheck): the settled step's dependants may be ready.
+    if (sent.consumedBy && !sent.duplicate) await notifyStepsReady(pool);
+    if (sent.consumedBy && span.isRecording()) {
+      span.setAttributes({ "fenceline.event.consumed_by.request_id": sent.consumedBy.requestId, "fenceline.event.consumed_by.step": sent.consumedBy.step });
+      // The waiting request has a trace of its own: the event's span links to it.
+      const linked = parseTraceParent(consumerTraceParent);
+      if (linked) span.addLink({ context: linked });
+    }
+    return sent;
+  } catch (error) {
+    if (span.isRecording()) span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : "error" });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/**
+ * A send is three statements between BEGIN and COMMIT: the correlation's lock with the name's
+ * registration, the event's record, and its delivery to the oldest wait (one statement: the wait's
+ * transition, the event consumed, the step settled); the caller then wakes the workers.
+ */
+async function accept(pool: Pool, options: SendEventOptions): Promise<{ sent: SentEvent; consumerTraceParent: string | null }> {
   const digest = digestOf(options.payload ?? null);
   return inTransaction(pool, async (client) => {
-    await run(client, sql.lockCorrelation, [options.name, options.key]);
+    const keepMs = await lockAndCheck(client, options.name, options.key, options.payload);
     const [inserted] = await run<{ id: string; received_at: Date; keep_until: Date }>(client, sql.insertEvent, [
       options.name,
       options.key,
@@ -70,17 +107,18 @@ export async function sendEvent(pool: Pool, options: SendEventOptions): Promise<
       options.idempotencyKey,
       keepMs,
     ]);
-    if (!inserted) return repeated(await existing(client, options), options, digest);
-    const consumedBy = await settleOldestWait(client, options.name, options.key, inserted.id);
-    return {
+    if (!inserted) return { sent: repeated(await existing(client, options), options, digest), consumerTraceParent: null };
+    const consumer = await deliverToOldestWait(client, options.name, options.key, inserted.id);
+    const sent: SentEvent = {
       id: inserted.id,
       name: options.name,
       key: options.key,
       receivedAt: inserted.received_at.toISOString(),
       duplicate: false,
-      consumedBy,
+      consumedBy: consumer && { requestId: consumer.requestId, step: consumer.step },
       keepUntil: inserted.keep_until.toISOString(),
     };
+    return { sent, consumerTraceParent: consumer?.traceParent ?? null };
   });
 }
 
@@ -104,13 +142,12 @@ function repeated(row: EventRow, options: SendEventOptions, digest: string): Sen
 }
 
 /** Under the correlation's lock: gives the event to the oldest wait for it that still waits. */
-async function settleOldestWait(client: Queryable, name: string, key: string, eventId: string): Promise<Consumer | null> {
+async function deliverToOldestWait(client: Queryable, name: string, key: string, eventId: string): Promise<ReturnType<typeof consumerOf> | null> {
   for (let tried = 0; tried < MAX_WAITS_TRIED; tried += 1) {
-    const [wait] = await run<{ step_id: string; workflow_id: string }>(client, sql.oldestOpenWait, [name, key]);
-    if (!wait) return null;
-    await run(client, sql.lockRequest, [wait.workflow_id]);
-    const consumer = await deliverEvent(client, wait.step_id, eventId);
-    if (consumer) return consumer;
+    const [delivered] = await run<DeliveredRow & { tried_step_id: string; received_step_id: string | null }>(client, sql.deliverToOldestWait, [name, key, eventId]);
+    if (!delivered) return null;
+    // The oldest wait was cancelled or timed out while the statement waited for its request: the next one.
+    if (delivered.received_step_id !== null) return consumerOf(delivered as DeliveredRow);
   }
   return null;
 }
@@ -130,9 +167,8 @@ export async function sendThroughWaitUrl(pool: Pool, token: string, payload: unk
     if (sent) return repeated(sent, options, digest);
     throw new WaitUrlGoneError();
   }
-  const keepMs = await registrationFor(pool, wait.name, payload);
-  return inTransaction(pool, async (client) => {
-    await run(client, sql.lockCorrelation, [wait.name, wait.correlation_key]);
+  const sent = await inTransaction(pool, async (client) => {
+    const keepMs = await lockAndCheck(client, wait.name, wait.correlation_key, payload);
     await run(client, sql.lockRequest, [wait.workflow_id]);
     const [inserted] = await run<{ id: string; received_at: Date; keep_until: Date }>(client, sql.insertEvent, [
       wait.name,
@@ -145,16 +181,19 @@ export async function sendThroughWaitUrl(pool: Pool, token: string, payload: unk
     ]);
     if (!inserted) return repeated(await existing(client, options), options, digest);
     // Used or ended meanwhile: the transaction takes the event back, and nothing was accepted.
-    const consumedBy = await deliverEvent(client, wait.step_id, inserted.id, token);
-    if (!consumedBy) throw new WaitUrlGoneError();
+    const consumer = await deliverEvent(client, wait.step_id, inserted.id, token);
+    if (!consumer) throw new WaitUrlGoneError();
     return {
       id: inserted.id,
       name: wait.name,
       key: wait.correlation_key,
       receivedAt: inserted.received_at.toISOString(),
       duplicate: false,
-      consumedBy,
+      consumedBy: { requestId: consumer.requestId, step: consumer.step },
       keepUntil: inserted.keep_until.toISOString(),
     };
   });
+  // Deferred by lockAndCheck, as for any send.
+  if (!sent.duplicate) await notifyStepsReady(pool);
+  return sent;
 }

@@ -6,6 +6,7 @@
  * by the trigger `event_wait_ends_with_its_step`), each guarded by `state = 'waiting'`.
  */
 import type { NamedSql } from "@/lib/engine/db";
+import { stepsReadyNotifiedAfterCommit, waitingStepsSettled } from "@/lib/engine/waits";
 
 /** Serialises the meeting of events and waits for ($1 name, $2 key) until the transaction ends. */
 export const lockCorrelation: NamedSql = {
@@ -14,17 +15,22 @@ export const lockCorrelation: NamedSql = {
 };
 
 /**
- * What the registered steps that wait for event $1 say of it: whether any does, how long an early
- * event is kept for them (the longest any asks), and their payload schemas.
+ * A send's first statement: takes lockCorrelation's lock for ($1 name, $2 key), and reads what the
+ * registered steps that wait for event $1 say of it: whether any does, how long an early event is
+ * kept for them (the longest any asks), and their payload schemas. One round trip where a send
+ * took two; what it reads needs no lock, and the payload is checked before anything is written.
+ * The transaction's step-ready notification waits for its commit (stepsReadyNotifiedAfterCommit):
+ * one transaction per event, sends would otherwise commit one WAL flush at a time.
  */
-export const eventNameRegistration: NamedSql = {
-  name: "fl_event_name_registration",
+export const lockCorrelationAndReadRegistration: NamedSql = {
+  name: "fl_lock_event_correlation_and_read_registration",
   text: `
-SELECT max((s.step->'wait'->>'keepEarlyEventsMs')::bigint) AS keep_ms,
+SELECT count(s.step) > 0 AS known,
+       max((s.step->'wait'->>'keepEarlyEventsMs')::bigint) AS keep_ms,
        coalesce(jsonb_agg(DISTINCT s.step->'wait'->'payloadSchema') FILTER (WHERE s.step->'wait' ? 'payloadSchema'), '[]') AS schemas
-FROM workflow_definition d, jsonb_array_elements(d.steps) AS s(step)
-WHERE s.step->'wait'->>'room' = 'event' AND s.step->'wait'->>'name' = $1
-HAVING count(*) > 0`,
+FROM (SELECT pg_advisory_xact_lock(hashtextextended('fenceline event ' || $1 || chr(31) || $2, 0)), ${stepsReadyNotifiedAfterCommit}) AS locked
+LEFT JOIN (workflow_definition d CROSS JOIN LATERAL jsonb_array_elements(d.steps) AS s(step))
+  ON s.step->'wait'->>'room' = 'event' AND s.step->'wait'->>'name' = $1`,
 };
 
 /**
@@ -51,14 +57,61 @@ FROM event e LEFT JOIN step s ON s.id = e.consumed_by_step_id
 WHERE e.sender = $1 AND e.idempotency_key = $2`,
 };
 
-/** The oldest wait for ($1 name, $2 key) still waiting, and its request: an arriving event is for it. */
-export const oldestOpenWait: NamedSql = {
-  name: "fl_oldest_open_event_wait",
+/**
+ * What follows a wait's move to `received` (CTE `received`: step_id, event_id): event `event` (a
+ * parameter, so it is found by its primary key whatever the statistics say) is consumed by it, and
+ * the step settles with the event as its result and its id as the receipt's reference (the waits
+ * seam, lib/engine/waits.ts). CTE `settled` holds each received wait with the step it settled;
+ * none would mean the room and the step disagree, which the caller treats as a programmer error.
+ */
+const consumedAndSettled = (event: string): string => `
+consumed AS (
+  UPDATE event e SET consumed_by_step_id = r.step_id, consumed_at = now()
+  FROM received r
+  WHERE e.id = ${event} AND r.event_id = e.id AND e.consumed_at IS NULL
+  RETURNING r.step_id, e.id::text AS external_reference, 'event_received'::verification_method AS verification_method,
+            jsonb_build_object('received', true, 'payload', e.payload, 'eventId', e.id,
+                               'receivedAt', to_char(e.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS observed_result
+),
+${waitingStepsSettled("consumed", "ARRAY(SELECT step_id FROM consumed)")},
+settled AS (
+  SELECT r.step_id AS received_step_id, x.step_id AS settled_step_id, s.workflow_id, s.name AS step_name, w.trace_parent
+  FROM received r
+  LEFT JOIN written x ON x.step_id = r.step_id
+  LEFT JOIN step s ON s.id = x.step_id
+  LEFT JOIN workflow w ON w.id = s.workflow_id
+)`;
+
+/**
+ * Event $3, just recorded for ($1 name, $2 key), goes to the oldest wait for them still waiting,
+ * in one statement: the wait's request row is taken first (the order a cancel takes it in, so the
+ * two queue one behind the other), then the wait moves `waiting` → `received` under its guard, the
+ * event is consumed and the step settled. The guard is what keeps it at most once: the statement's
+ * snapshot predates the request lock, but a cancel or a timeout that committed meanwhile moved the
+ * wait out of `waiting`, and the update rechecks the row as it is now. No row when no wait waits;
+ * a row with no received step when the oldest was taken meanwhile (the caller asks for the next).
+ */
+export const deliverToOldestWait: NamedSql = {
+  name: "fl_deliver_event_to_oldest_wait",
   text: `
-SELECT step_id, workflow_id FROM event_wait
-WHERE name = $1 AND correlation_key = $2 AND state = 'waiting'
-ORDER BY armed_at, step_id
-LIMIT 1`,
+WITH oldest AS (
+  SELECT step_id, workflow_id FROM event_wait
+  WHERE name = $1 AND correlation_key = $2 AND state = 'waiting'
+  ORDER BY armed_at, step_id
+  LIMIT 1
+),
+request AS (
+  SELECT w.id FROM workflow w JOIN oldest o ON o.workflow_id = w.id FOR UPDATE OF w
+),
+received AS (
+  UPDATE event_wait e SET state = 'received', event_id = $3, settled_at = now()
+  FROM oldest o JOIN request q ON q.id = o.workflow_id
+  WHERE e.step_id = o.step_id AND e.state = 'waiting'
+  RETURNING e.step_id, e.event_id
+),
+${consumedAndSettled("$3::uuid")}
+SELECT o.step_id AS tried_step_id, x.received_step_id, x.settled_step_id, x.workflow_id, x.step_name, x.trace_parent
+FROM oldest o LEFT JOIN settled x ON x.received_step_id = o.step_id`,
 };
 
 /** Takes request $1's row, the order a cancel takes it in, so a cancel and a settlement of its wait queue one behind the other. */
@@ -67,7 +120,11 @@ export const lockRequest: NamedSql = {
   text: `SELECT id FROM workflow WHERE id = $1 FOR UPDATE`,
 };
 
-/** Wait of step $1 receives event $2, if it still waits (and, with $3, only through that one-time URL token). */
+/**
+ * Wait of step $1 receives event $2, if it still waits (and, with $3, only through that one-time
+ * URL token); the event is consumed and the step settled, in one statement (consumedAndSettled).
+ * The caller holds the step's request row. No row when the wait no longer waits.
+ */
 export const receiveEvent: NamedSql = {
   name: "fl_receive_event",
   text: `
@@ -75,11 +132,9 @@ WITH received AS (
   UPDATE event_wait SET state = 'received', event_id = $2, settled_at = now()
   WHERE step_id = $1 AND state = 'waiting' AND ($3::text IS NULL OR url_token = $3)
   RETURNING step_id, event_id
-)
-UPDATE event e SET consumed_by_step_id = r.step_id, consumed_at = now()
-FROM received r JOIN step s ON s.id = r.step_id
-WHERE e.id = r.event_id AND e.consumed_at IS NULL
-RETURNING e.id, e.payload, e.received_at, r.step_id, s.workflow_id, s.name AS step_name`,
+),
+${consumedAndSettled("$2::uuid")}
+SELECT received_step_id, settled_step_id, workflow_id, step_name, trace_parent FROM settled`,
 };
 
 /**

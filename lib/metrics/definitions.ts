@@ -13,6 +13,7 @@
  */
 import { RECOVERY_CATEGORIES, REJECTION_REASONS } from "@/lib/engine/vocabulary";
 import type { NamedSql } from "@/lib/engine/db";
+import { waitRooms } from "@/lib/waits/rooms";
 import * as waitsSql from "@/lib/waits/sql";
 import * as sql from "./sql";
 
@@ -241,12 +242,15 @@ export const METRICS: readonly MetricDefinition[] = [
     unit: "steps",
     kind: "gauge",
     definition:
-      "Steps waiting at the end of each bucket, by what they wait for: a timer (a time) or an event wait (an event with a correlation key). A waiting step holds no lease and no permit.",
-    keys: ["timer", "event"],
+      "Steps waiting at the end of each bucket, by the room that holds them: a timer (a time), an event wait (an event with a correlation key), or children (the child requests the step started). A waiting step holds no lease and no permit.",
+    keys: waitRooms.map((room) => room.name),
     label: "kind",
     statement: waitsSql.waitingSteps,
     list: null,
-    keyList: (key) => `/steps?waitingFor=${key === "timer" ? "time" : "event"}`,
+    keyList: (key) => {
+      const room = waitRooms.find((candidate) => candidate.name === key);
+      return room ? `/steps?waitingFor=${room.record.waitingFor}` : null;
+    },
   },
   {
     id: "events",

@@ -54,6 +54,19 @@ function delivery(status: WorkflowStatus, states: [StepState, StepState, StepSta
   };
 }
 
+describe("the workflow's own words for review", () => {
+  test("a step under review that declares review words names the headline with them; without them the headline is the default", () => {
+    const words = { ...MILESTONES.deliver!, review: "Refund status needs checking" };
+    const declared = projectForEndUser(delivery("active", ["completed", "completed", "indeterminate", "blocked"], {}, { 2: { underReview: true, milestone: words } }));
+    expect(declared.headline).toEqual({ state: "needs_review", label: "Refund status needs checking", tone: "attention" });
+    const plain = projectForEndUser(delivery("active", ["completed", "completed", "indeterminate", "blocked"], {}, { 2: { underReview: true } }));
+    expect(plain.headline).toEqual({ state: "needs_review", label: "Delivery status needs review", tone: "attention" });
+    // Review words of a step that is not under review change nothing.
+    const elsewhere = projectForEndUser(delivery("active", ["completed", "completed", "indeterminate", "blocked"], {}, { 2: { underReview: true }, 3: { milestone: { ...MILESTONES.notify!, review: "Not this one" } } }));
+    expect(elsewhere.headline.label).toBe("Delivery status needs review");
+  });
+});
+
 describe("SPEC's projection table, row by row", () => {
   test("created, steps before any external call: Preparing", () => {
     expect(headlineOf(delivery("active", ["ready", "blocked", "blocked", "blocked"], {}, { 0: { attemptsStarted: 0 } }))).toBe("preparing");

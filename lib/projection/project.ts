@@ -6,14 +6,18 @@
  *   needs review    a step's outcome is unknown and a person is checking (review case open,
  *                   integrity conflict): it outranks every other state but Completed
  *   completed       the workflow completed: every step has its conclusion
- *   cancelled       the workflow was cancelled
+ *   cancelled       the workflow was cancelled (and what it had done is undone, when it undoes)
  *   not completed   the workflow failed (budget, deadline, or support stopped it)
+ *   cancelling      cancelled, and what it had done is being undone (lib/compensation):
+ *                   "Refunding your payment", in the undo's own words
+ *   reversing       it could not be completed, and what it had done is being undone
  *   recovering      a step is running again after an earlier try was interrupted
  *   waiting         an external service has been called (or is waiting to be called again), or
  *                   the request waits for something from outside (an event wait)
  *   scheduled       all it does now is wait for a time (a timer): it goes on by itself then
  *   preparing       nothing has been sent to an external service yet
  *
+ * A step under review may name the headline in the workflow's own words (its milestone's `review`).
  * A step that waits says so in the workflow's own words (its milestone's `current`); a timer's
  * words may name its time as `{until}` ("We'll remind you on {until}"), shown in the time zone
  * the step meant, or UTC.
@@ -36,6 +40,8 @@ export const HEADLINES: Record<TrackingHeadline, { label: string; tone: Tracking
   completed: { label: "Completed", tone: "ok" },
   cancelled: { label: "Cancelled", tone: "stopped" },
   not_completed: { label: "Could not be completed", tone: "stopped" },
+  cancelling: { label: "Cancelling", tone: "neutral" },
+  reversing: { label: "Could not be completed — reversing", tone: "neutral" },
 };
 
 /** The headlines of a request still under way (workflow active), in the order it usually meets them. */
@@ -52,9 +58,18 @@ export function untilWords(wait: Extract<SnapshotWait, { room: "timer" }>): stri
   return wait.timeZone ? formatted : `${formatted} UTC`;
 }
 
-/** `{until}` in a timer's words, filled while it waits; elsewhere the placeholder reads as "later". */
-const withUntil = (text: string, step: StepSnapshot): string =>
-  text.includes("{until}") ? text.replaceAll("{until}", step.wait?.room === "timer" ? untilWords(step.wait) : "later") : text;
+/**
+ * `{until}` in a timer's words, filled while it waits; elsewhere the placeholder reads as "later".
+ * `{ended}` and `{total}` in a child step's words count its children while they run ("Preparing 3
+ * of 5 parcels"); before they start, or once they have all ended, the counts are not known here
+ * and read as "the" and "all" would not: the words are shown without them ("Preparing parcels").
+ */
+const withUntil = (text: string, step: StepSnapshot): string => {
+  const timed = text.includes("{until}") ? text.replaceAll("{until}", step.wait?.room === "timer" ? untilWords(step.wait) : "later") : text;
+  if (!/\{(ended|total)\}/.test(timed)) return timed;
+  if (step.wait?.room === "children") return timed.replaceAll("{ended}", String(step.wait.ended)).replaceAll("{total}", String(step.wait.total));
+  return timed.replace(/\s*\{ended\}\s+of\s+\{total\}\s*/g, " ").replace(/\s*\{(ended|total)\}\s*/g, " ").replace(/\s{2,}/g, " ").trim();
+};
 
 /** The definition's milestone words; a step without any (a request made by hand) gets a numbered label. */
 function wordsFor(step: StepSnapshot, index: number): StepWords {
@@ -74,6 +89,7 @@ function wordsFor(step: StepSnapshot, index: number): StepWords {
 const ACTIVE_STEP_STATES = new Set<StepSnapshot["state"]>(["ready", "leased"]);
 const isTimerWait = (step: StepSnapshot): boolean => step.state === "waiting" && step.wait?.room === "timer";
 const isEventWait = (step: StepSnapshot): boolean => step.state === "waiting" && step.wait?.room === "event";
+const isChildrenWait = (step: StepSnapshot): boolean => step.state === "waiting" && step.wait?.room === "children";
 const DONE_STEP_STATES = new Set<StepSnapshot["state"]>(["completed", "completed_without_effect"]);
 const STOPPED_STEP_STATES = new Set<StepSnapshot["state"]>(["cancelled", "rejected", "failed"]);
 
@@ -89,6 +105,8 @@ export function headlineOf(snapshot: ProjectionSnapshot): TrackingHeadline {
   if (steps.some((step) => step.underReview || step.state === "indeterminate")) return "needs_review";
   if (status === "cancelled") return "cancelled";
   if (status === "failed") return "not_completed";
+  if (status === "cancelling") return "cancelling";
+  if (status === "failing") return "reversing";
   const active = steps.filter((step) => ACTIVE_STEP_STATES.has(step.state));
   if (active.some((step) => step.interrupted)) return "recovering";
   if (steps.some(isEventWait)) return "waiting";
@@ -129,6 +147,12 @@ function currentService(steps: readonly StepSnapshot[]): string {
   return (current && wordsFor(current, index).service) ?? "an external service";
 }
 
+/** The review headline in the workflow's own words: the first step under review that declares them. */
+function reviewLabelOf(steps: readonly StepSnapshot[]): { label?: string } {
+  const words = steps.find((step) => (step.underReview || step.state === "indeterminate") && step.milestone?.review)?.milestone?.review;
+  return words ? { label: words } : {};
+}
+
 /** The sentence of a waiting step, in the workflow's own words: "Waiting for the warehouse to confirm." */
 const sentenceOf = (words: string): string => (/[.!?]$/.test(words) ? words : `${words}.`);
 
@@ -136,8 +160,12 @@ function sentences(headline: TrackingHeadline, snapshot: ProjectionSnapshot, ref
   const service = currentService(snapshot.steps);
   const timer = snapshot.steps.find(isTimerWait);
   const event = snapshot.steps.find(isEventWait);
+  // A step whose child requests are under way says so in its own words ("Preparing 3 of 5 parcels"), never the children's steps.
+  const children = snapshot.steps.find(isChildrenWait);
+  const childrenWords = children ? sentenceOf(wordsFor(children, snapshot.steps.indexOf(children)).doing) : null;
   switch (headline) {
     case "preparing":
+      if (childrenWords) return { happening: childrenWords, next: "It goes on by itself. Nothing is needed from you.", reason: null };
       return { happening: "We're getting your request ready.", next: "It will be sent on shortly. Nothing is needed from you.", reason: null };
     case "scheduled":
       return {
@@ -147,6 +175,7 @@ function sentences(headline: TrackingHeadline, snapshot: ProjectionSnapshot, ref
       };
     case "waiting":
       if (event) return { happening: sentenceOf(wordsFor(event, snapshot.steps.indexOf(event)).doing), next: "Nothing is needed from you. This page updates by itself.", reason: null };
+      if (childrenWords) return { happening: childrenWords, next: "Nothing is needed from you. This page updates by itself.", reason: null };
       return {
         happening: `We've sent your request to ${service} and are waiting for their confirmation.`,
         next: "Nothing is needed from you. This page updates by itself.",
@@ -166,7 +195,24 @@ function sentences(headline: TrackingHeadline, snapshot: ProjectionSnapshot, ref
       };
     case "completed":
       return { happening: "Your request is complete.", next: `Nothing else to do. If you contact us, quote ${reference}.`, reason: null };
+    case "cancelling":
+    case "reversing": {
+      const undoing = snapshot.steps.find((step) => step.undoes && !DONE_STEP_STATES.has(step.state));
+      const first = headline === "cancelling" ? "We're cancelling your request" : "We couldn't complete this request";
+      return {
+        happening: undoing ? `${first} — ${lowerFirst(wordsFor(undoing, snapshot.steps.indexOf(undoing)).doing)}.` : `${first} and are checking what needs to be reversed.`,
+        next: "Nothing is needed from you. This page updates by itself.",
+        reason: plainReason(snapshot),
+      };
+    }
     case "cancelled":
+      if (undoneWords(snapshot)) {
+        return {
+          happening: `This request was cancelled — ${undoneWords(snapshot)}.`,
+          next: `Nothing more will be done. If this is unexpected, contact us and quote ${reference}.`,
+          reason: plainReason(snapshot),
+        };
+      }
       return {
         happening: "This request was cancelled before it finished.",
         next: `Nothing more will be done. If this is unexpected, contact us and quote ${reference}.`,
@@ -174,7 +220,7 @@ function sentences(headline: TrackingHeadline, snapshot: ProjectionSnapshot, ref
       };
     case "not_completed":
       return {
-        happening: "We couldn't complete this request.",
+        happening: undoneWords(snapshot) ? `We couldn't complete this request — ${undoneWords(snapshot)}.` : "We couldn't complete this request.",
         next: `Nothing more will be done. If you have questions, contact us and quote ${reference}.`,
         reason: plainReason(snapshot),
       };
@@ -194,6 +240,15 @@ function nextWhenLonger(headline: TrackingHeadline, service: string, reference: 
     default:
       return null;
   }
+}
+
+const lowerFirst = (text: string): string => text.charAt(0).toLowerCase() + text.slice(1);
+
+/** What was undone, in the undos' own words ("payment refunded, items released"); null when nothing was. */
+function undoneWords(snapshot: ProjectionSnapshot): string | null {
+  const undone = snapshot.steps.filter((step) => step.undoes && DONE_STEP_STATES.has(step.state));
+  if (undone.length === 0) return null;
+  return undone.map((step) => lowerFirst(wordsFor(step, snapshot.steps.indexOf(step)).done)).join(", ");
 }
 
 /** Only a reason written for the customer is shown; the engine's own reasons never are. */
@@ -230,10 +285,12 @@ export function projectForEndUser(snapshot: ProjectionSnapshot): TrackingView {
   const headline = headlineOf(snapshot);
   const reference = referenceOf(snapshot.workflowId);
   const workflowEnded = snapshot.status !== "active";
+  // Undos run on while their request reads cancelling or failing.
+  const undoing = snapshot.status === "cancelling" || snapshot.status === "failing";
   const steps = [...snapshot.steps].sort((a, b) => a.position - b.position);
   const milestones = steps.map((step, index) => {
     const words = wordsFor(step, index);
-    const status = milestoneStatus(step, workflowEnded);
+    const status = milestoneStatus(step, workflowEnded && !(undoing && step.undoes));
     const label = status === "done" ? words.done : status === "current" || status === "attention" ? words.doing : words.todo;
     // A step's name is the adopter's identifier: shown to nobody, but stable as a key.
     const key = step.milestone ? step.name : `step-${index + 1}`;
@@ -245,7 +302,7 @@ export function projectForEndUser(snapshot: ProjectionSnapshot): TrackingView {
   return {
     reference,
     title: titleOf(snapshot),
-    headline: { state: headline, ...HEADLINES[headline] },
+    headline: { state: headline, ...HEADLINES[headline], ...(headline === "needs_review" ? reviewLabelOf(steps) : {}) },
     ...said,
     next: longer ?? said.next,
     longerThanUsual: longer !== null,

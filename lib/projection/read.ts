@@ -2,6 +2,7 @@
  * Reads a workflow's durable state and projects it for its end user. The tracking token is the
  * only key an end user has; an unknown token and a malformed one are the same "not found".
  */
+import { undoneStepOf, undoStepName } from "@/lib/compensation/definition";
 import type { RegisteredStep } from "@/lib/definitions/registration";
 import type { StaffReadable } from "@/lib/db/read-pool-types";
 import { run, type Queryable } from "@/lib/engine/db";
@@ -31,7 +32,7 @@ type SnapshotRow = {
     interrupted: boolean;
     underReview: boolean;
     longerThanUsual: boolean;
-    wait: { room: "timer"; dueAt: string; timeZone: string | null } | { room: "event" } | null;
+    wait: { room: "timer"; dueAt: string; timeZone: string | null } | { room: "event" } | { room: "children"; ended: number; total: number } | null;
     updatedAt: string;
     completedAt: string | null;
   }[];
@@ -43,7 +44,11 @@ const TOKEN_PATTERN = /^[A-Za-z0-9_-]{32}$/;
 export const isWellFormedToken = (token: string): boolean => TOKEN_PATTERN.test(token);
 
 function toSnapshot(row: SnapshotRow): ProjectionSnapshot {
-  const milestones = new Map((row.definition_steps ?? []).map((step) => [step.name, step.milestone]));
+  const milestones = new Map<string, RegisteredStep["milestone"]>((row.definition_steps ?? []).map((step) => [step.name, step.milestone]));
+  // An undo step (lib/compensation) speaks the undo's words: "Refunding your payment", "Payment refunded".
+  for (const step of row.definition_steps ?? []) {
+    if (step.compensate) milestones.set(undoStepName(step.name), { upcoming: step.compensate.milestone.current, current: step.compensate.milestone.current, done: step.compensate.milestone.done });
+  }
   return {
     workflowId: row.id,
     kind: row.kind,
@@ -65,6 +70,7 @@ function toSnapshot(row: SnapshotRow): ProjectionSnapshot {
       underReview: step.underReview,
       longerThanUsual: step.longerThanUsual,
       wait: step.wait === null ? null : step.wait.room === "timer" ? { ...step.wait, dueAt: new Date(step.wait.dueAt) } : step.wait,
+      undoes: undoneStepOf(step.name) !== null,
       updatedAt: new Date(step.updatedAt),
       completedAt: step.completedAt === null ? null : new Date(step.completedAt),
     })),

@@ -60,7 +60,8 @@ SELECT w.id, w.kind, w.version, w.input, w.status, w.created_at, w.updated_at,
                   'longerThanUsual', coalesce(${longerThanUsual}, false),
                   'wait', CASE WHEN s.state = 'waiting' THEN coalesce(
                     (SELECT json_build_object('room', 'timer', 'dueAt', t.due_at, 'timeZone', t.requested->>'timeZone') FROM timer t WHERE t.step_id = s.id),
-                    (SELECT json_build_object('room', 'event') FROM event_wait e WHERE e.step_id = s.id)) END,
+                    (SELECT json_build_object('room', 'event') FROM event_wait e WHERE e.step_id = s.id),
+                    (SELECT json_build_object('room', 'children', 'ended', c.children_ended, 'total', c.children_total) FROM child_wait c WHERE c.step_id = s.id)) END,
                   'updatedAt', s.updated_at, 'completedAt', s.completed_at
                 ) ORDER BY s.position), '[]'::json)
          FROM step s CROSS JOIN LATERAL (SELECT ${eligibleSince("s", "w")} AS at) since

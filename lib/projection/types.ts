@@ -6,7 +6,11 @@ import type { StepState, WorkflowStatus } from "@/lib/engine/vocabulary";
 export type { StepState, WorkflowStatus } from "@/lib/engine/vocabulary";
 
 /** What a waiting step waits for, as the end user is told: a timer's time (in the zone it was meant in), or an event. */
-export type SnapshotWait = { readonly room: "timer"; readonly dueAt: Date; readonly timeZone: string | null } | { readonly room: "event" };
+export type SnapshotWait =
+  | { readonly room: "timer"; readonly dueAt: Date; readonly timeZone: string | null }
+  | { readonly room: "event" }
+  /** A step waiting for the child requests it started: how many have ended, of how many. */
+  | { readonly room: "children"; readonly ended: number; readonly total: number };
 
 export type StepSnapshot = {
   readonly name: string;
@@ -25,6 +29,8 @@ export type StepSnapshot = {
   readonly longerThanUsual: boolean;
   /** While the step waits: for what. Null otherwise. */
   readonly wait: SnapshotWait | null;
+  /** The step undoes another's effect (lib/compensation): its words are the undo's. */
+  readonly undoes?: boolean;
   readonly updatedAt: Date;
   readonly completedAt: Date | null;
 };
@@ -44,7 +50,7 @@ export type ProjectionSnapshot = {
   readonly steps: readonly StepSnapshot[];
 };
 
-export type TrackingHeadline = "preparing" | "scheduled" | "waiting" | "recovering" | "needs_review" | "completed" | "cancelled" | "not_completed";
+export type TrackingHeadline = "preparing" | "scheduled" | "waiting" | "recovering" | "needs_review" | "completed" | "cancelled" | "not_completed" | "cancelling" | "reversing";
 export type TrackingTone = "neutral" | "attention" | "ok" | "stopped";
 export type MilestoneStatus = "done" | "skipped" | "current" | "upcoming" | "attention" | "stopped";
 

@@ -113,11 +113,13 @@ describe("an app's requests", () => {
     expect(await refusalOf(other.requests.cancel(created.id))).toBeInstanceOf(NotFoundError);
   });
 
-  test("cancels a request once; cancelling again answers it as it is; an ended one is a conflict", async ({ db }) => {
+  test("cancels a request once; cancelling it again, or one that ended, is a conflict", async ({ db }) => {
     const created = await shop.requests.create<DeliveryWorkflow>("delivery", { recipient: "kim@example.test", message: "m" });
     const cancelled = await shop.requests.cancel(created.id, { reason: "customer changed their mind" });
     expect(cancelled).toMatchObject({ status: "cancelled", statusReason: "customer changed their mind", progress: { headline: { state: "cancelled" }, terminal: true } });
-    expect((await shop.requests.cancel(created.id)).status).toBe("cancelled");
+    const again = await refusalOf(shop.requests.cancel(created.id));
+    expect(again).toBeInstanceOf(ConflictError);
+    expect(again).toMatchObject({ status: 409, code: "request-ended" });
 
     const finished = await shop.requests.create<DeliveryWorkflow>("delivery", { recipient: "joe@example.test", message: "m" });
     await db.pool.query("UPDATE workflow SET status = 'completed' WHERE id = $1", [finished.id]);

@@ -7,7 +7,7 @@
 import type { RegisteredWorkflow } from "@/lib/definitions/registration";
 import { InvalidInputError } from "@/lib/engine/errors";
 import type { StepDraft, WorkflowDraft } from "@/lib/engine/workflow";
-import { issueOf, validatorFor } from "./json-schema";
+import { issuesOf, validatorFor } from "./json-schema";
 
 export type InstantiateOptions = {
   readonly requester: string;
@@ -25,7 +25,7 @@ export function instantiateWorkflow(workflow: RegisteredWorkflow, input: unknown
   // The validator fills defaults in place: work on a copy, so the caller's value stays as sent.
   const value: unknown = input === undefined ? undefined : structuredClone(input);
   const validate = validatorFor(subject, workflow.inputSchema);
-  if (!validate(value)) throw new InvalidInputError(subject, (validate.errors ?? []).map((error) => issueOf(error)));
+  if (!validate(value)) throw new InvalidInputError(subject, issuesOf(validate.errors));
 
   const steps: StepDraft[] = workflow.steps.map((step) => {
     let adapter = step.adapter;

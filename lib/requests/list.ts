@@ -11,11 +11,13 @@ import { liveServersOf } from "@/lib/engine/sql/registration";
 import { activeHeadlineOf } from "@/lib/projection/sql";
 import { readWaitSummaries } from "@/lib/waits/read";
 import { waitingForCondition } from "@/lib/waits/sql";
+import { endedWithReason } from "./reason-filter";
 
 /**
  * $1 status, $2 kind, $3 created from, $4 created to, $5 id or token prefix, $6/$7 cursor
  * (created_at, id), $8 limit, $9 the headline an active request's end user sees, $10 what a step of
- * it waits for now (`time`, `event`). Every filter is optional (NULL).
+ * it waits for now (`time`, `event`), $11 the app (requester), $12 a part of its status reason
+ * (case-insensitive). Every filter is optional (NULL).
  */
 export const listRequestsSql: NamedSql = {
   name: "fl_list_requests",
@@ -37,6 +39,8 @@ WHERE ($1::workflow_status IS NULL OR w.status = $1)
   AND ($5::text IS NULL OR left(w.id::text, length($5)) = lower($5) OR left(w.tracking_token, length($5)) = $5)
   AND ($6::timestamptz IS NULL OR (w.created_at, w.id) < ($6::timestamptz, $7::uuid))
   AND ($9::text IS NULL OR (w.status = 'active' AND ${activeHeadlineOf("w")} = $9))
+  AND ($11::text IS NULL OR w.requester = $11)
+  AND ${endedWithReason("$12", "w")}
   AND ($10::text IS NULL OR EXISTS (SELECT 1 FROM step ws WHERE ws.workflow_id = w.id AND ws.state = 'waiting' AND ${waitingForCondition("$10", "ws.id")}))
 ORDER BY w.created_at DESC, w.id DESC
 LIMIT $8`,
@@ -73,6 +77,8 @@ export async function listRequests(pool: StaffReadable, query: ListRequestsQuery
     query.limit + 1,
     query.progress ?? null,
     query.waitingFor ?? null,
+    query.app ?? null,
+    query.reason ?? null,
   ]);
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);

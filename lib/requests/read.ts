@@ -5,10 +5,14 @@
  */
 import type { Pool } from "pg";
 import { encodeCursor } from "@/lib/api/cursor";
+import type { StaffSnapshot } from "@/lib/db/read-pool-types";
+import { readSnapshot } from "@/lib/db/snapshot";
 import { run, type NamedSql, type Queryable } from "@/lib/engine/db";
 import { NotFoundError, RequestEndedError } from "@/lib/engine/errors";
 import { cancelWorkflow } from "@/lib/engine/workflow";
 import { trackingViewByWorkflowId } from "@/lib/projection/read";
+import { planCompensations } from "@/lib/compensation/plan";
+import { readCompensation, type CompensationView } from "@/lib/compensation/read";
 import type { RequestRecord, RequestStatus, RequestWithProgress } from "./types";
 
 type Row = {
@@ -73,12 +77,20 @@ export async function readRequest(db: Queryable, id: string, requester: string |
   return row ? recordOf(row) : null;
 }
 
-/** The request with what its end user sees; NotFoundError when `requester` did not make it. */
-export async function readRequestWithProgress(db: Queryable, id: string, requester: string | null): Promise<RequestWithProgress> {
-  const request = await readRequest(db, id, requester);
-  const progress = request && (await trackingViewByWorkflowId(db, id));
-  if (!request || !progress) throw new NotFoundError("request", id);
-  return { ...request, progress };
+/**
+ * The request with what its end user sees, inside a snapshot of the primary already open (the
+ * request's status and its progress of one moment); NotFoundError when `requester` did not make it.
+ */
+export async function requestWithProgressIn(snapshot: StaffSnapshot, id: string, requester: string | null): Promise<RequestWithProgress> {
+  const [row] = await run<Row>(snapshot, readRequestSql, [id, requester]);
+  const progress = row && (await trackingViewByWorkflowId(snapshot, id));
+  if (!row || !progress) throw new NotFoundError("request", id);
+  return { ...recordOf(row), progress };
+}
+
+/** The request with what its end user sees, read in one snapshot; NotFoundError when `requester` did not make it. */
+export async function readRequestWithProgress(pool: Pool, id: string, requester: string | null): Promise<RequestWithProgress> {
+  return readSnapshot(pool, (snapshot) => requestWithProgressIn(snapshot, id, requester));
 }
 
 export type RequestsOfQuery = {
@@ -97,16 +109,29 @@ export async function listRequestsOf(db: Queryable, requester: string, query: Re
 }
 
 /**
- * Cancels a request of `requester` (any, for staff): running steps see it at their next fenced
- * write. Cancelling one already cancelled answers it as it is; one that completed or failed is
- * refused with RequestEndedError.
+ * Cancels request `id` (`reason`) if it is active and, with `seenVersion`, its version is still
+ * that one (one guarded statement: lib/engine/workflow.ts cancelWorkflow), then plans its undos
+ * now rather than at the keepers' next pass. False when nothing was cancelled.
  */
-export async function cancelRequest(pool: Pool, id: string, requester: string | null, reason: string): Promise<RequestWithProgress> {
+export async function cancelActiveRequest(pool: Pool, id: string, reason: string, seenVersion: string | null = null): Promise<boolean> {
+  if (!(await cancelWorkflow(pool, id, reason, seenVersion))) return false;
+  await planCompensations(pool, [id]);
+  return true;
+}
+
+/**
+ * Cancels a request of `requester` (any, for staff): running steps see it at their next fenced
+ * write. A request that is no longer active (completed, failed, already cancelled or being
+ * undone) is refused with RequestEndedError: a completed request is never undone. The answer
+ * says what will be undone (`compensation`), when its kind undoes on cancel.
+ */
+export async function cancelRequest(pool: Pool, id: string, requester: string | null, reason: string): Promise<RequestWithProgress & { compensation: CompensationView | null }> {
   const request = await readRequest(pool, id, requester);
   if (!request) throw new NotFoundError("request", id);
-  if (!(await cancelWorkflow(pool, id, reason))) {
+  if (!(await cancelActiveRequest(pool, id, reason))) {
     const now = await readRequest(pool, id, requester);
-    if (now && now.status !== "cancelled") throw new RequestEndedError(id, now.status);
+    throw new RequestEndedError(id, now?.status ?? request.status);
   }
-  return readRequestWithProgress(pool, id, requester);
+  const [withProgress, compensation] = await readSnapshot(pool, (snapshot) => Promise.all([requestWithProgressIn(snapshot, id, requester), readCompensation(snapshot, id)]));
+  return { ...withProgress, compensation };
 }

@@ -43,6 +43,10 @@ const APP_ROUTES: readonly { pattern: RegExp; params: readonly string[]; load: (
   { pattern: /^\/api\/worker\/([^/]+)$/, params: ["operation"], load: () => import("@/app/api/worker/[operation]/route") as unknown as Promise<RouteModule> },
   { pattern: /^\/api\/events$/, params: [], load: () => import("@/app/api/events/route") as unknown as Promise<RouteModule> },
   { pattern: /^\/api\/events\/url\/([^/]+)$/, params: ["token"], load: () => import("@/app/api/events/url/[token]/route") as unknown as Promise<RouteModule> },
+  { pattern: /^\/api\/schedules$/, params: [], load: () => import("@/app/api/schedules/route") as unknown as Promise<RouteModule> },
+  { pattern: /^\/api\/schedules\/([^/]+)$/, params: ["name"], load: () => import("@/app/api/schedules/[name]/route") as unknown as Promise<RouteModule> },
+  { pattern: /^\/api\/schedules\/([^/]+)\/pause$/, params: ["name"], load: () => import("@/app/api/schedules/[name]/pause/route") as unknown as Promise<RouteModule> },
+  { pattern: /^\/api\/schedules\/([^/]+)\/resume$/, params: ["name"], load: () => import("@/app/api/schedules/[name]/resume/route") as unknown as Promise<RouteModule> },
 ];
 
 /**

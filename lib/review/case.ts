@@ -12,6 +12,7 @@ import { referenceOf } from "@/lib/projection/project";
 import { trackingViewByWorkflowId } from "@/lib/projection/read";
 import { summaryOf, type CaseRow } from "./queue";
 import * as sql from "./sql";
+import { readUndoes } from "@/lib/compensation/read";
 
 /** The attempt fields the case page describes, as Prisma reads them. */
 export type AttemptRow = Pick<
@@ -113,6 +114,19 @@ function capabilities(contract: StoredContract | null, adapter: string): ReviewC
 }
 
 /**
+ * How support can check the destination by hand, as its adapter declared it: its page for this
+ * request (the URL template with the request identity filled in, encoded) and/or its sentence.
+ */
+export function howToCheck(
+  declared: { reviewCheckUrl: string | null; reviewInstructions: string | null } | null,
+  requestIdentity: string | null,
+): ReviewCaseDetail["destination"]["howToCheck"] {
+  if (!declared || (declared.reviewCheckUrl === null && declared.reviewInstructions === null)) return null;
+  const url = declared.reviewCheckUrl !== null && requestIdentity !== null ? declared.reviewCheckUrl.replaceAll("{requestIdentity}", encodeURIComponent(requestIdentity)) : null;
+  return { url, instructions: declared.reviewInstructions };
+}
+
+/**
  * The case page's reads. The case with its step, request, attempts and receipt is one Prisma
  * query; its late observations and its adapter's contract follow by the step's keys (neither is a
  * relation: late observations outlive the rows they name, and a contract is keyed by adapter name
@@ -145,7 +159,7 @@ export async function reviewCaseDetail({ pool, prisma }: ReviewReadHandles, case
   });
   if (!found) throw new NotFoundError("review case", caseId);
   const { step } = found;
-  const [late, lateCount, contract, same, customerSees] = await Promise.all([
+  const [late, lateCount, contract, same, customerSees, undoes] = await Promise.all([
     prisma.lateObservation.findMany({
       where: { stepId: step.id },
       orderBy: { id: "asc" },
@@ -158,10 +172,12 @@ export async function reviewCaseDetail({ pool, prisma }: ReviewReadHandles, case
       select: {
         name: true, version: true, externalEffect: true, idempotencyKeys: true, statusQuery: true, fenceEnforcement: true,
         repetition: true, timeoutMs: true, concurrencyLimit: true, ratePerSecond: true, rateBurst: true,
+        reviewCheckUrl: true, reviewInstructions: true,
       },
     }),
     run<{ step_id: string; external_reference: string; step_name: string; state: string; workflow_id: string }>(pool, sql.readSameReference, [step.id]),
     trackingViewByWorkflowId(pool, found.workflowId),
+    readUndoes(pool, [step.id]),
   ]);
   const stored = contract && storedContractOf(contract);
   const { workflow, attempts, receipts: [receipt] } = step;
@@ -189,7 +205,7 @@ export async function reviewCaseDetail({ pool, prisma }: ReviewReadHandles, case
         contract: stored,
         attempt_count: attempts.length,
         late_observation_count: lateCount,
-      }),
+      }, undoes),
       resolutionNote: found.resolutionNote,
       externalReference: found.externalReference,
       evidence: found.evidence as Record<string, unknown>,
@@ -251,6 +267,7 @@ export async function reviewCaseDetail({ pool, prisma }: ReviewReadHandles, case
       version: step.adapterVersion,
       capabilities: capabilities(stored, `${step.adapter}@${step.adapterVersion}`),
       safeToRetry: contract !== null && (contract.idempotencyKeys || contract.fenceEnforcement),
+      howToCheck: howToCheck(contract, step.requestIdentity),
     },
     customerSees,
   };

@@ -11,6 +11,7 @@ import { run } from "@/lib/engine/db";
 import type { ReviewStatus } from "@/lib/engine/vocabulary";
 import { referenceOf } from "@/lib/projection/project";
 import * as sql from "./sql";
+import { readUndoes, type Undoes } from "@/lib/compensation/read";
 
 export type CaseRow = {
   id: string;
@@ -42,7 +43,7 @@ const REFERENCE_PATTERN = /^FL-?([0-9A-F]{4})-?([0-9A-F]{4})$/i;
 /** A reason filter as an ILIKE pattern that matches the text literally. */
 const containing = (text: string): string => `%${text.replaceAll(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-export function summaryOf(row: CaseRow): ReviewCaseSummary {
+export function summaryOf(row: CaseRow, undoes: ReadonlyMap<string, Undoes> = new Map()): ReviewCaseSummary {
   const { contract } = row;
   return {
     id: row.id,
@@ -67,6 +68,7 @@ export function summaryOf(row: CaseRow): ReviewCaseSummary {
     resolution: row.resolution,
     resolvedBy: row.resolved_by,
     resolvedAt: row.resolved_at?.toISOString() ?? null,
+    undoes: undoes.get(row.step_id) ?? null,
   };
 }
 
@@ -87,9 +89,10 @@ export async function listReviewCases(db: StaffReadable, query: ReviewQueueQuery
     query.overdue ?? false,
   ]);
   const page = rows.slice(0, query.limit);
+  const undoes = await readUndoes(db, page.map((row) => row.step_id));
   const last = page.at(-1);
   return {
-    items: page.map(summaryOf),
+    items: page.map((row) => summaryOf(row, undoes)),
     nextCursor: rows.length > query.limit && last ? encodeCursor([last.review_key, last.id]) : null,
   };
 }

@@ -38,6 +38,42 @@ describe("confirm delivered", () => {
     expect((await trackingViewByToken(db.pool, review.trackingToken))!.headline.label).toBe("Waiting on an external service");
   });
 
+  test("without an external reference, the note saying how it was confirmed is required, and the receipt records it as such", async ({ db }) => {
+    const review = await caseUnderReview(db.pool);
+    const { resolutionBody } = await import("@/lib/api/contract/support");
+    const bare = resolutionBody.safeParse({ resolution: "confirm_delivered", version: review.version, note: "  " });
+    expect(bare.success).toBe(false);
+    expect(bare.error?.issues.map((issue) => [issue.path.join("."), issue.message])).toEqual([
+      ["note", "without an external reference, say how you confirmed delivery: it is recorded in the receipt"],
+    ]);
+    const body = resolutionBody.parse({ resolution: "confirm_delivered", version: review.version, externalReference: "", note: "the customer sent a photo of the parcel" });
+    await resolveReviewCase(db.pool, review.caseId, body, "grace");
+    const { rows: receipts } = await db.pool.query("SELECT verification_method, external_reference, observed_result FROM receipt WHERE step_id = $1", [review.stepIds.deliver]);
+    expect(receipts).toEqual([
+      {
+        verification_method: "manual_review",
+        external_reference: null,
+        observed_result: { confirmedBy: "grace", reviewCaseId: review.caseId, note: "the customer sent a photo of the parcel", confirmedWithoutReference: true, howConfirmed: "the customer sent a photo of the parcel" },
+      },
+    ]);
+    expect(await stepRow(db.pool, review.stepIds.deliver!)).toMatchObject({ state: "completed" });
+    // The same decision again is a replay, not a conflict.
+    expect(await resolveReviewCase(db.pool, review.caseId, body, "grace")).toMatchObject({ replayed: true });
+    // The service holds the rule too, whoever calls it (the test kit, a script): nothing is written.
+    const other = await caseUnderReview(db.pool, "kay@example.test");
+    await expect(resolveReviewCase(db.pool, other.caseId, { resolution: "confirm_delivered", version: other.version, externalReference: undefined, note: " " }, "grace")).rejects.toThrow(/say how you confirmed delivery/);
+    expect(await caseRow(db.pool, other.caseId)).toMatchObject({ status: "open" });
+  });
+
+  test("the case shows how to check the destination by hand, as its adapter declared it, with this request's identity", async ({ db }) => {
+    const review = await caseUnderReview(db.pool);
+    const { destination, step } = await reviewCaseDetail(db, review.caseId);
+    expect(destination.howToCheck).toEqual({
+      url: expect.stringMatching(new RegExp(`/admin/audit\\?requestIdentity=${encodeURIComponent(step.requestIdentity!)}$`)),
+      instructions: expect.stringContaining("effect audit"),
+    });
+  });
+
   test("repeating the same resolution is a replay: nothing changes, still one receipt", async ({ db }) => {
     const review = await caseUnderReview(db.pool);
     const body = { resolution: "confirm_delivered", version: review.version, externalReference: "opq_9", note: "" } as const;

@@ -2,7 +2,9 @@
  * Resolving a review case. A person settles what the evidence could not:
  *
  *   confirm_delivered      the destination did apply it: a receipt (manual review) with the
- *                          reference the person found, the step completes, dependants run
+ *                          reference the person found, the step completes, dependants run;
+ *                          without a reference, the note saying how it was confirmed is required
+ *                          and the receipt records it (`confirmedWithoutReference`, `howConfirmed`)
  *   confirm_not_delivered  it did not: the unanswered attempts are recorded as absent and the
  *                          step runs again with the same request identity
  *   abandon                stop: the step fails and the request ends with a reason its customer sees
@@ -15,7 +17,7 @@ import type { Pool, PoolClient } from "pg";
 import type { ResolutionBody, ResolutionResult } from "@/lib/api/contract/support";
 import { appendAudit } from "@/lib/audit/append";
 import { inTransaction, run, type Queryable } from "@/lib/engine/db";
-import { NotFoundError } from "@/lib/engine/errors";
+import { InvalidInputError, NotFoundError } from "@/lib/engine/errors";
 import { completeSteps } from "@/lib/engine/receipt";
 import type { ReviewStatus } from "@/lib/engine/vocabulary";
 import { ReviewConflictError } from "./errors";
@@ -56,17 +58,25 @@ export async function resolveReviewCase(pool: Pool, caseId: string, body: Resolu
 async function applyResolution(client: PoolClient, caseId: string, body: ResolutionBody, actor: string): Promise<ResolvedRow | null> {
   switch (body.resolution) {
     case "confirm_delivered": {
+      const reference = body.externalReference ?? null;
+      if (reference === null && body.note.trim() === "") {
+        throw new InvalidInputError("confirm delivered", [{ path: "note", message: "without an external reference, say how you confirmed delivery: it is recorded in the receipt" }]);
+      }
       const [row] = await run<ResolvedRow & { attempt_id: string | null }>(client, sql.resolveDelivered, [
-        caseId, body.version, actor, body.note, body.externalReference,
+        caseId, body.version, actor, body.note, reference,
       ]);
       if (!row) return null;
       if (!row.attempt_id) throw new Error(`resolveReviewCase: case ${caseId} has a step without any attempt`);
+      // Without a reference the receipt says so, and keeps how the person confirmed it instead.
+      const result = reference === null
+        ? { confirmedBy: actor, reviewCaseId: caseId, note: body.note, confirmedWithoutReference: true, howConfirmed: body.note }
+        : { confirmedBy: actor, reviewCaseId: caseId, note: body.note };
       const receipts = await completeSteps(client, [{
         attemptId: row.attempt_id,
         verification: "manual_review",
         stepState: "completed",
-        externalReference: body.externalReference,
-        result: { confirmedBy: actor, reviewCaseId: caseId, note: body.note },
+        externalReference: reference,
+        result,
       }]);
       if (!receipts.has(row.step_id)) throw new Error(`resolveReviewCase: no receipt was written for step ${row.step_id}`);
       return row;
@@ -102,7 +112,7 @@ async function explainRefusal(db: Queryable, caseId: string, body: ResolutionBod
   if (row.status === "resolved") {
     const sameDecision =
       row.resolution === body.resolution &&
-      (body.resolution !== "confirm_delivered" || row.external_reference === body.externalReference);
+      (body.resolution !== "confirm_delivered" || row.external_reference === (body.externalReference ?? null));
     if (sameDecision && row.resolved_by && row.resolved_at) {
       return resultOf({ id: caseId, step_id: "", resolution: body.resolution, resolved_by: row.resolved_by, resolved_at: row.resolved_at, version: row.version }, true);
     }

@@ -108,8 +108,9 @@ SELECT ${resolvedOutput}, attempt_id FROM resolved`,
  * Confirm not delivered: closes case $1 at version $2 for actor $3 ($4 note); makes the step ready
  * for a retry with the same request identity, with budget for at least one more attempt; and
  * records on every attempt whose call went unanswered that a person confirmed its effect absent,
- * so recovery no longer counts it as unknown. Only for an active request: a retry of an ended
- * one would never run.
+ * so recovery no longer counts it as unknown. Only for an active request, or one being undone
+ * (then a step of its own ends with nothing to undo, and only an undo is retried): a retry of an
+ * ended one would never run.
  */
 export const resolveNotDelivered: NamedSql = {
   name: "fl_review_resolve_not_delivered",
@@ -119,8 +120,8 @@ WITH still_active AS (
   -- a cancel that comes after waits for this, then cancels the step made ready here.
   UPDATE workflow w SET updated_at = now()
   FROM review_case c
-  WHERE c.id = $1 AND w.id = c.workflow_id AND w.status = 'active'
-  RETURNING w.id
+  WHERE c.id = $1 AND w.id = c.workflow_id AND w.status IN ('active', 'cancelling', 'failing')
+  RETURNING w.id, w.status
 ),
 resolved AS (
   UPDATE review_case c
@@ -132,12 +133,16 @@ resolved AS (
   RETURNING ${resolvedColumns}, c.workflow_id
 ),
 ${resolvedEvent},
+-- A request being undone (lib/compensation) retries only an undo; a step of its own whose effect
+-- a person found absent has nothing to undo, and ends.
 ready AS (
   UPDATE step s
-  SET state = 'ready', next_mode = 'retry_same_identity', next_eligible_at = now(),
+  SET state = CASE WHEN w.status = 'active' OR s.undoes_step_id IS NOT NULL THEN 'ready'::step_state ELSE 'cancelled'::step_state END,
+      completed_at = CASE WHEN w.status = 'active' OR s.undoes_step_id IS NOT NULL THEN NULL ELSE now() END,
+      next_mode = 'retry_same_identity', next_eligible_at = now(),
       attempt_budget = greatest(s.attempt_budget, s.attempts_started + 1),
       state_reason = 'review: confirmed not delivered by ' || $3, updated_at = now()
-  FROM resolved r
+  FROM resolved r JOIN still_active w ON w.id = r.workflow_id
   WHERE s.id = r.step_id AND s.state = 'indeterminate'
 ),
 absent AS (
@@ -184,9 +189,14 @@ rest_cancelled AS (
 ),
 request_ended AS (
   UPDATE workflow w
-  SET status = CASE WHEN w.status = 'active' THEN 'failed'::workflow_status ELSE w.status END,
-      status_reason = $5, updated_at = now()
-  FROM resolved r
+  -- An abandoned undo ends its request as failed: never as cancelled, as if all were undone.
+  -- An abandoned step of a request being undone is one effect left unknown and not undone: the
+  -- undoing goes on with the others (lib/compensation).
+  SET status = CASE WHEN w.status = 'active' OR (w.status IN ('cancelling', 'failing') AND s.undoes_step_id IS NOT NULL)
+                    THEN 'failed'::workflow_status ELSE w.status END,
+      status_reason = CASE WHEN w.status IN ('cancelling', 'failing') AND s.undoes_step_id IS NULL THEN w.status_reason ELSE $5 END,
+      updated_at = now()
+  FROM resolved r JOIN step s ON s.id = r.step_id
   WHERE w.id = r.workflow_id
 ),
 -- The request's status as it was locked, before this statement: only an active one ends here.

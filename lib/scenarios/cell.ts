@@ -136,6 +136,17 @@ export class Cell {
     return stepIds;
   }
 
+  /** Creates requests of `kind` (version 1), one per input; returns their ids. */
+  async createRequests(kind: string, inputs: readonly unknown[]): Promise<string[]> {
+    const ids: string[] = [];
+    for (const input of inputs) {
+      const { request } = await createRequest(this.engine, { kind, version: 1, input, idempotencyKey: null, requester: "scenario-harness", deadlineAt: null });
+      ids.push(request.id);
+    }
+    this.workflowIds.push(...ids);
+    return ids;
+  }
+
   /** Creates `scenario-waits` requests (a timer, an event wait, a delivery), one per key. */
   async createWaitRequests(requests: readonly { key: string; sleepMs: number; timeoutMs: number }[]): Promise<string[]> {
     const ids: string[] = [];

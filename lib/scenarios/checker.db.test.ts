@@ -11,7 +11,7 @@ import { createStepClass } from "@/lib/engine/test-support";
 import { createWorkflows } from "@/lib/engine/workflow";
 import { checkInvariants } from "./checker";
 
-test("a clean database passes, and rows that break invariants 1–10 are each reported", async ({ db }) => {
+test("a clean database passes, and rows that break invariants 1–10, 12 and 13 are each reported", async ({ db }) => {
   await db.pool.query(createSchema);
   await createStepClass(db.pool, "checker", { leaseTtlMs: 1_500, renewEveryMs: 500, attemptDeadlineMs: 20_000, graceMs: 500 });
   const created = await createWorkflows(db.pool, [
@@ -80,9 +80,62 @@ test("a clean database passes, and rows that break invariants 1–10 are each re
     [opaque!.stepId],
   );
 
+  // Invariant 13. An every-second schedule (catch-up all) with a second missing between its
+  // firings, and a request started under its key that no firing records.
+  const { rows: [schedule] } = await db.pool.query<{ id: string }>(
+    `INSERT INTO schedule (name, owner, kind, version, input, cron, time_zone, catch_up, catch_up_limit, created_by, next_due_at, last_due_at)
+     VALUES ('checker', 'schedule', 't', 1, '{}', '* * * * * *', 'UTC', 'all', 100, 'test', '2026-01-01T00:00:03Z', '2026-01-01T00:00:02Z') RETURNING id`,
+  );
+  await db.pool.query(
+    `INSERT INTO schedule_firing (schedule_id, due_at, state, reason, fired_at) VALUES ($1, '2026-01-01T00:00:00Z', 'skipped', 'test', '2026-01-01T00:00:00.1Z'), ($1, '2026-01-01T00:00:02Z', 'skipped', 'test', '2026-01-01T00:00:02.1Z')`,
+    [schedule!.id],
+  );
+  const scheduled = (key: string) => createWorkflows(db.pool, [{ kind: "t", input: {}, requester: "t", idempotencyKey: key, steps: [{ name: "deliver", adapter: "fenced", operation: "deliver", stepClass: "checker" }] }]);
+  await scheduled(`schedule:${schedule!.id}:2026-01-01T00:00:01.000Z`);
+  // A due time started before its time: its request is created now, its key names 2099; the
+  // firing's own clock says after (the request, not the firing record, is the evidence).
+  const [early] = await scheduled(`schedule:${schedule!.id}:2099-01-01T00:00:00.000Z`);
+  await db.pool.query(`INSERT INTO schedule_firing (schedule_id, due_at, state, request_id, fired_at) VALUES ($1, '2099-01-01T00:00:00Z', 'started', $2, '2099-01-01T00:00:05Z')`, [schedule!.id, early!.workflowId]);
+  // An every-second schedule with catch-up latest whose one firing started a due time long past
+  // (not the latest when its request was created), and three later due times not counted missed.
+  const { rows: [latest] } = await db.pool.query<{ id: string }>(
+    `INSERT INTO schedule (name, owner, kind, version, input, cron, time_zone, catch_up, catch_up_limit, created_by, next_due_at, last_due_at, missed)
+     VALUES ('checker-latest', 'schedule', 't', 1, '{}', '* * * * * *', 'UTC', 'latest', 1, 'test', '2026-01-01T00:00:14Z', '2026-01-01T00:00:13Z', 1) RETURNING id`,
+  );
+  const [stale] = await scheduled(`schedule:${latest!.id}:2026-01-01T00:00:10.000Z`);
+  await db.pool.query(`INSERT INTO schedule_firing (schedule_id, due_at, state, request_id, fired_at) VALUES ($1, '2026-01-01T00:00:10Z', 'started', $2, now())`, [latest!.id, stale!.workflowId]);
+
+  // A request read cancelled while its undo has no receipt, the undo of a step that had none (12).
+  const [undone] = await createWorkflows(db.pool, [
+    {
+      kind: "t",
+      input: {},
+      requester: "t",
+      steps: [
+        { name: "deliver", adapter: "opaque", operation: "deliver", stepClass: "checker" },
+        { name: "deliver.undo", adapter: "opaque", operation: "compensate", stepClass: "checker" },
+      ],
+    },
+  ]);
+  await db.pool.query(`UPDATE step SET undoes_step_id = $1 WHERE id = $2`, [undone!.stepIds.get("deliver"), undone!.stepIds.get("deliver.undo")]);
+  await db.pool.query(`UPDATE workflow SET status = 'cancelled' WHERE id = $1`, [undone!.workflowId]);
+
   const checked = await checkInvariants({ engine: db.pool, destination: db.pool, acknowledgedWorkflowIds: [...ids, randomUUID()] });
   const failed = Object.fromEntries(checked.invariants.map((invariant) => [invariant.id, invariant.passed]));
-  expect(failed).toEqual({ 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false, 8: false, 9: false, 10: false });
+  expect(failed).toEqual({ 1: false, 2: false, 3: false, 4: false, 5: false, 6: false, 7: false, 8: false, 9: false, 10: false, 12: false, 13: false });
+  const undos = checked.invariants.find((invariant) => invariant.id === 12)!;
+  expect(undos.witnesses.map((witness) => (witness as { check: string }).check)).toEqual([
+    "undo steps of a step without a receipt, or of a completed request",
+    "requests cancelled, or their undoing finished, with an undo that has no receipt",
+  ]);
+  const schedules = checked.invariants.find((invariant) => invariant.id === 13)!;
+  expect(schedules.witnesses.map((witness) => (witness as { check: string }).check)).toEqual([
+    "schedule due times that started more than one request, or a firing and its request disagreeing",
+    "due times of every-second schedules with catch-up all that have no firing, or were counted missed",
+    "firings of every-second schedules with catch-up latest or none that were not the latest due time, or due times neither fired nor counted missed",
+    "firings of every-second schedules with catch-up latest or none that were not the latest due time, or due times neither fired nor counted missed",
+    "schedule due times started before their time (database clock)",
+  ]);
   expect(checked.staleWritesAccepted).toBeGreaterThanOrEqual(2);
   expect(checked.duplicateEffects).toBe(1);
   // Both workflows are unfinished, and one acknowledged id does not exist at all.

@@ -1,6 +1,6 @@
 /**
  * The independent checker: after a cell settles, SQL over the engine's tables and the destination
- * service's own tables decides SPEC.md's invariants 1–10 (9 and 10: timers and events). It calls no engine function and trusts
+ * service's own tables decides SPEC.md's invariants 1–10, 12 and 13 (9 and 10: timers and events; 12: undos; 13: schedules). It calls no engine function and trusts
  * no engine summary: every verdict is a query over durable rows, judged on the database clock.
  *
  * A verdict carries up to five witnesses (the offending rows), so a failure says what it saw.
@@ -276,6 +276,95 @@ const timeoutsEarly: Probe = {
   sql: `SELECT step_id, timeout_at, settled_at FROM event_wait WHERE state = 'timed_out' AND settled_at < timeout_at`,
 };
 
+// ── Invariant 12: an undo runs only for an effect with a receipt; undone means every undo has one ──
+const undosWithoutEffect: Probe = {
+  name: "undo steps of a step without a receipt, or of a completed request",
+  sql: `
+SELECT u.id AS step_id, u.name, w.status, EXISTS (SELECT 1 FROM receipt r WHERE r.step_id = u.undoes_step_id) AS undone_step_has_receipt
+FROM step u JOIN workflow w ON w.id = u.workflow_id
+WHERE u.undoes_step_id IS NOT NULL
+  AND (w.status = 'completed' OR NOT EXISTS (SELECT 1 FROM receipt r WHERE r.step_id = u.undoes_step_id))`,
+};
+/**
+ * A request reads cancelled, or its undoing finished, only once each of its undos has a receipt:
+ * an undo whose outcome is unknown (in review) or abandoned is never counted as undone. (An
+ * abandoned undo ends its request failed, its run unfinished.)
+ */
+const countedUndoneWithoutReceipt: Probe = {
+  name: "requests cancelled, or their undoing finished, with an undo that has no receipt",
+  sql: `
+SELECT w.id AS workflow_id, w.status, c.finished_at, u.name, u.state
+FROM step u JOIN workflow w ON w.id = u.workflow_id
+LEFT JOIN compensation_run c ON c.workflow_id = u.workflow_id
+WHERE u.undoes_step_id IS NOT NULL
+  AND (w.status = 'cancelled' OR c.finished_at IS NOT NULL)
+  AND NOT EXISTS (SELECT 1 FROM receipt r WHERE r.step_id = u.id)`,
+};
+
+// ── Invariant 13: a schedule's due time starts at most one request; within catch-up, one ──────
+const SCHEDULE_KEY = `'schedule:' || f.schedule_id || ':' || to_char(f.due_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const dueTimesStartedTwice: Probe = {
+  name: "schedule due times that started more than one request, or a firing and its request disagreeing",
+  sql: `
+SELECT 'two requests' AS problem, w.idempotency_key AS key, count(*)::int AS requests FROM workflow w
+WHERE w.idempotency_key LIKE 'schedule:%' GROUP BY w.idempotency_key HAVING count(*) > 1
+UNION ALL
+SELECT 'firing without its request', ${SCHEDULE_KEY}, 0 FROM schedule_firing f LEFT JOIN workflow w ON w.id = f.request_id
+WHERE f.state = 'started' AND w.idempotency_key IS DISTINCT FROM ${SCHEDULE_KEY}
+UNION ALL
+SELECT 'request without its firing', w.idempotency_key, 1 FROM workflow w
+WHERE w.idempotency_key LIKE 'schedule:%' AND NOT EXISTS (SELECT 1 FROM schedule_firing f WHERE f.request_id = w.id)`,
+};
+/**
+ * Due times missed within the catch-up policy, for the schedules the checker can enumerate in SQL:
+ * every second (`* * * * * *`) with catch-up `all`. Each second from the first firing to the last
+ * due time the keepers reached must have its firing, and none may be counted missed.
+ */
+const dueTimesMissed: Probe = {
+  name: "due times of every-second schedules with catch-up all that have no firing, or were counted missed",
+  sql: `
+SELECT s.name, g.due, s.missed FROM schedule s
+CROSS JOIN LATERAL generate_series((SELECT min(f.due_at) FROM schedule_firing f WHERE f.schedule_id = s.id), s.last_due_at, interval '1 second') g(due)
+WHERE s.cron = '* * * * * *' AND s.catch_up = 'all'
+  AND NOT EXISTS (SELECT 1 FROM schedule_firing f WHERE f.schedule_id = s.id AND f.due_at = g.due)
+UNION ALL
+SELECT s.name, NULL, s.missed FROM schedule s WHERE s.cron = '* * * * * *' AND s.catch_up = 'all' AND s.missed > 0`,
+};
+/**
+ * Due times of every-second schedules with catch-up `latest` or `none` fired other than as the
+ * policy says: a pass at time T starts the latest due time reached (T − 1 s < due ≤ T), and every
+ * due time it walks past unstarted is counted missed. The count is from the first firing on, so it
+ * may be below `missed` (due times missed before the first firing), never above.
+ */
+const dueTimesNotLatest: Probe = {
+  name: "firings of every-second schedules with catch-up latest or none that were not the latest due time, or due times neither fired nor counted missed",
+  sql: `
+SELECT s.name, f.due_at, w.created_at AS request_created_at, NULL::bigint AS unfired, s.missed FROM schedule s
+JOIN schedule_firing f ON f.schedule_id = s.id JOIN workflow w ON w.id = f.request_id
+WHERE s.cron = '* * * * * *' AND s.catch_up IN ('latest', 'none') AND w.created_at >= f.due_at + interval '1 second'
+UNION ALL
+SELECT s.name, NULL, NULL, u.unfired, s.missed FROM schedule s
+CROSS JOIN LATERAL (
+  SELECT count(*) AS unfired FROM generate_series((SELECT min(f.due_at) FROM schedule_firing f WHERE f.schedule_id = s.id), s.last_due_at, interval '1 second') g(due)
+  WHERE NOT EXISTS (SELECT 1 FROM schedule_firing f WHERE f.schedule_id = s.id AND f.due_at = g.due)) u
+WHERE s.cron = '* * * * * *' AND s.catch_up IN ('latest', 'none') AND u.unfired > s.missed`,
+};
+/**
+ * A due time started early, judged by the request it started: its creation (the firing pass's
+ * transaction time on the database clock, the now() the pass judged due times by) against the
+ * due time its idempotency key names. `fired_at` is written at the end of the pass, after the
+ * requests, so it would hide a firing early by less than the pass took; it still witnesses the
+ * firings that started no request (skipped, queued, failed).
+ */
+const firingsEarly: Probe = {
+  name: "schedule due times started before their time (database clock)",
+  sql: `
+SELECT w.idempotency_key AS key, w.created_at AS request_created_at, NULL::timestamptz AS fired_at FROM workflow w
+WHERE w.idempotency_key LIKE 'schedule:%' AND w.created_at < substr(w.idempotency_key, length('schedule:') + 38)::timestamptz
+UNION ALL
+SELECT ${SCHEDULE_KEY}, NULL, f.fired_at FROM schedule_firing f WHERE f.request_id IS NULL AND f.fired_at < f.due_at`,
+};
+
 // ── Destination (invariant 6 and the destination's side of invariant 2) ───────────────────────
 const destinationDuplicates: Probe = {
   name: "duplicate effects at fenced and idempotent destinations",
@@ -315,6 +404,8 @@ export async function checkInvariants(input: CheckInput): Promise<CheckOutcome> 
   const [firedTwice, firedEarly, timerLost, consumedTwice, twiceForOneKey, missed, timedOutEarly] = await Promise.all([
     q(timersFiredTwice), q(timersFiredEarly), q(timersLost), q(eventsConsumedTwice), q(eventsTwiceForOneKey), q(eventsMissed), q(timeoutsEarly),
   ]);
+  const [startedTwice, dueMissed, notLatest, firingEarly] = await Promise.all([q(dueTimesStartedTwice), q(dueTimesMissed), q(dueTimesNotLatest), q(firingsEarly)]);
+  const [undoneWithoutEffect, undoneWithoutReceipt] = await Promise.all([q(undosWithoutEffect), q(countedUndoneWithoutReceipt)]);
 
   const verdict = (id: number, name: string, ...found: { probe: string; rows: unknown[] }[]): InvariantResult => {
     const failing = found.filter((f) => f.rows.length > 0);
@@ -348,6 +439,11 @@ export async function checkInvariants(input: CheckInput): Promise<CheckOutcome> 
     verdict(10, "an accepted event is consumed by at most one wait, and not lost",
       { probe: eventsConsumedTwice.name, rows: consumedTwice }, { probe: eventsTwiceForOneKey.name, rows: twiceForOneKey },
       { probe: eventsMissed.name, rows: missed }, { probe: timeoutsEarly.name, rows: timedOutEarly }),
+    verdict(12, "an undo runs only for an effect with a receipt, and a request is undone only when every undo has its receipt",
+      { probe: undosWithoutEffect.name, rows: undoneWithoutEffect }, { probe: countedUndoneWithoutReceipt.name, rows: undoneWithoutReceipt }),
+    verdict(13, "a schedule's due time starts at most one request, never early, and none is missed within catch-up",
+      { probe: dueTimesStartedTwice.name, rows: startedTwice }, { probe: dueTimesMissed.name, rows: dueMissed },
+      { probe: dueTimesNotLatest.name, rows: notLatest }, { probe: firingsEarly.name, rows: firingEarly }),
   ];
 
   return {

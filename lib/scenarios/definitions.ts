@@ -81,3 +81,43 @@ export function scenarioWaitsWorkflow(destinationUrl: string, stepClass: string 
 }
 
 export const scenarioWaits = scenarioWaitsWorkflow(process.env.FENCELINE_DESTINATION_URL ?? "http://127.0.0.1:4100");
+
+/** The event the undo cell's requests wait for and never get: they are cancelled while they wait. */
+export const SCENARIO_HOLD = "scenario.hold";
+
+export const scenarioUndoInput = z.object({ key: z.string().min(1).max(200) });
+
+/**
+ * `scenario-undo-<contract>`, for the undo cell (lib/compensation): one delivery to the contract's
+ * destination that declares its undo (a second delivery there, under the undo's own identity and,
+ * at a fenced destination, its own resource), then a wait that only a cancel ends. One kind per
+ * contract: an undo names one adapter, not one the input chooses.
+ */
+export function scenarioUndoWorkflows(destinationUrl: string, stepClass: string = SCENARIO_CLASS) {
+  const adapters = adaptersFor(destinationUrl);
+  return CONTRACTS.map((contract) =>
+    defineWorkflow({ kind: `scenario-undo-${contract}`, version: 1, input: scenarioUndoInput, compensateOn: "cancel" })
+      .step("deliver", {
+        adapter: adapters[contract],
+        class: stepClass,
+        milestone: { upcoming: "Delivery", current: "Delivering", done: "Delivered", service: "the delivery service" },
+        run: async (ctx) => effect(await ctx.invoke({ payload: { key: ctx.input.key }, resource: ctx.stepId })),
+        compensate: {
+          adapter: adapters[contract],
+          class: stepClass,
+          payload: ({ input }) => ({ payload: { undo: input.key }, resource: `undo-${input.key}` }),
+          milestone: { current: "Taking the delivery back", done: "Delivery taken back" },
+        },
+      })
+      .event("hold", {
+        dependsOn: ["deliver"],
+        milestone: { upcoming: "Hold", current: "Holding", done: "Held" },
+        name: SCENARIO_HOLD,
+        key: (ctx) => ctx.input.key,
+        timeoutMs: 60_000,
+        onTimeout: "continue",
+      }),
+  );
+}
+
+export const scenarioUndo = scenarioUndoWorkflows(process.env.FENCELINE_DESTINATION_URL ?? "http://127.0.0.1:4100");

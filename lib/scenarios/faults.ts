@@ -4,12 +4,16 @@
  * awaited), records what it injected and when (for recovery latency), and leaves at least one
  * healthy worker running so the cell can settle.
  */
+import { createSchedule, pauseSchedule } from "@/lib/schedules/manage";
 import { checkpointNames } from "@/lib/worker/hooks";
 import type { Cell } from "./cell";
 import { checkpointLine, measureClockOffset, parseCheckpoint, sleep, waitUntil, type Spawned } from "./processes";
 import { TIMING, type FaultKind } from "./types";
 import { failover } from "./failover";
 import { runRestoreDrill } from "./restore";
+import { scheduleTakeover } from "./schedule-takeover";
+import { cancelRequest } from "@/lib/requests/read";
+import { digestOf } from "@/lib/demo/destination/service";
 
 /** How long the destination holds a paused worker's request: past TTL + scan + the rescuer's retry. */
 const HOLD_MS = 4_500;
@@ -36,11 +40,11 @@ async function reached(workers: Spawned[], name: string, count: number, timeoutM
 /** The checkpoints of a step that calls its destination: the cells' workflows have no wait step (the waits cell kills around `parked`). */
 const callCheckpoints = checkpointNames.filter((name) => name !== "parked");
 
-/** SIGKILL one worker at each checkpoint of a call, with a rescuer already running. */
-const kill: Script = async (cell) => {
-  await cell.createWorkflows(callCheckpoints.length);
-  const victims = callCheckpoints.map((name) => cell.spawnWorker({ role: `kill-at-${name}`, pauseAt: name, concurrency: 1 }));
-  const held = await Promise.all(victims.map((victim, i) => victim.waitForLine(checkpointLine(callCheckpoints[i]!), 40_000)));
+/**
+ * The victims each hold a step at the checkpoint its line names: a rescuer starts, then every
+ * victim is SIGKILLed, and each held step's recovery is timed from that moment.
+ */
+async function killHolders(cell: Cell, victims: readonly Spawned[], held: readonly string[], fault: string): Promise<void> {
   for (const victim of victims) cell.markHung(victim);
   const rescuer = cell.spawnWorker({ role: "rescuer" });
   cell.mustSurvive.add(rescuer);
@@ -48,11 +52,145 @@ const kill: Script = async (cell) => {
   const faultAt = await cell.dbNow();
   for (const victim of victims) victim.process.kill("SIGKILL");
   await Promise.all(victims.map((victim) => victim.exited));
-  cell.inject("sigkill", victims.length);
+  cell.inject(fault, victims.length);
   for (const line of held) {
     const { stepId, term } = parseCheckpoint(line);
     cell.latencyProbes.push({ stepId, term, faultAt });
   }
+}
+
+/**
+ * One victim holding a step at each checkpoint of a call: `offer(n)` makes n steps ready. A victim
+ * holding at `receipt_committed` has finished its step, and its receipt's round trip claims more
+ * work for the freed slot, which it would then hold as well, leaving another victim without a
+ * step until the first one's attempt deadline. So it starts last, once every other victim holds
+ * its step and nothing else is ready. Answers the victims and their lines, in checkpoint order.
+ */
+async function victimsHolding(cell: Cell, role: string, offer: (count: number) => Promise<void>): Promise<{ victims: Spawned[]; held: string[] }> {
+  const spawn = (name: (typeof callCheckpoints)[number]) => cell.spawnWorker({ role: `${role}-${name}`, pauseAt: name, concurrency: 1 });
+  const holding = callCheckpoints.slice(0, -1);
+  const last = callCheckpoints.at(-1)!;
+  const victims = holding.map(spawn);
+  await cell.ready(...victims);
+  await offer(holding.length);
+  const held = await Promise.all(victims.map((victim, i) => victim.waitForLine(checkpointLine(holding[i]!), 40_000)));
+  const finisher = spawn(last);
+  await cell.ready(finisher);
+  await offer(1);
+  held.push(await finisher.waitForLine(checkpointLine(last), 40_000));
+  return { victims: [...victims, finisher], held };
+}
+
+/** SIGKILL one worker at each checkpoint of a call, with a rescuer already running. */
+const kill: Script = async (cell) => {
+  const { victims, held } = await victimsHolding(cell, "kill-at", async (count) => void (await cell.createWorkflows(count)));
+  await killHolders(cell, victims, held, "sigkill");
+};
+
+/**
+ * Undos under SIGKILL: requests deliver once (a worker that then stops), wait, and are cancelled;
+ * each undo is taken by a worker that holds at one checkpoint of the call and is SIGKILLed there,
+ * with a rescuer running. Every request must end cancelled, or in review where an undo's outcome
+ * is unknown at an opaque destination.
+ */
+const undo: Script = async (cell) => {
+  const first = cell.spawnWorker({ role: "deliverer" });
+  await cell.ready(first);
+  const { ids } = await deliveredUndoRequests(cell, callCheckpoints.length);
+  first.process.kill("SIGTERM");
+  await first.exited;
+  // Each cancel makes its request's undo ready.
+  let cancelled = 0;
+  const { victims, held } = await victimsHolding(cell, "kill-undo-at", async (count) => {
+    await cancelAll(cell, ids.slice(cancelled, cancelled + count));
+    cancelled += count;
+  });
+  await killHolders(cell, victims, held, "sigkill-undo");
+};
+
+/** `count` requests of the cell's `scenario-undo-<contract>` and their keys, once each delivery has its receipt (its request waits). */
+async function deliveredUndoRequests(cell: Cell, count: number): Promise<{ ids: string[]; keys: string[] }> {
+  const keys = Array.from({ length: count }, (_, i) => `${cell.seed}-${i}`);
+  const ids = await cell.createRequests(`scenario-undo-${cell.contract}`, keys.map((key) => ({ key })));
+  await waitUntil(
+    "every delivery to have its receipt",
+    async () => ((await cell.count(`SELECT count(*)::int AS n FROM event_wait WHERE workflow_id = ANY($1::uuid[])`, [ids])) >= ids.length ? true : undefined),
+    30_000,
+    100,
+  );
+  return { ids, keys };
+}
+
+async function cancelAll(cell: Cell, ids: readonly string[]): Promise<void> {
+  for (const id of ids) await cancelRequest(cell.engine, id, null, "scenario: cancelled after its delivery");
+  cell.inject("cancel-after-effect", ids.length);
+}
+
+/**
+ * Undos whose answer is lost: requests deliver, wait and are cancelled, and the destination
+ * commits each undo and drops its answer. `dropFirstResponse` draws nothing, so every undo meets
+ * it at its first call however soon it is retried; the deliveries have their receipts before it
+ * is set, so only undos meet it. A fenced or idempotent undo is retried under its identity and
+ * applies once, and its request ends cancelled; an opaque one goes to review and its request stays
+ * cancelling, never counted as undone (the checker's invariants 6, 7 and 12 judge the same rows).
+ */
+const undoDropResponse: Script = async (cell) => {
+  const workers = [cell.spawnWorker({ concurrency: 4 }), cell.spawnWorker({ concurrency: 4 })];
+  for (const worker of workers) cell.mustSurvive.add(worker);
+  await cell.ready(...workers);
+  const { ids, keys } = await deliveredUndoRequests(cell, cell.int(4, 8));
+  await cell.destination.setFaults({ seed: cell.seed, dropFirstResponse: [cell.contract] });
+  await cancelAll(cell, ids);
+  const dropped = await waitUntil(
+    "a dropped answer for every undo",
+    async () => {
+      const { rows } = await cell.destinationPool.query<{ n: number }>(`SELECT count(*)::int AS n FROM destination.incident WHERE what = 'dropped_response'`);
+      return rows[0]!.n >= ids.length ? rows[0]!.n : undefined;
+    },
+    30_000,
+    50,
+  );
+  cell.inject("undo-response-dropped", dropped);
+
+  const inReview = cell.contract === "opaque";
+  const undos = () =>
+    cell.engine.query<{ workflow_id: string; status: string; state: string; open_cases: number }>(
+      `SELECT u.workflow_id, w.status::text, u.state::text,
+              (SELECT count(*)::int FROM review_case c WHERE c.step_id = u.id AND c.status = 'open') AS open_cases
+       FROM step u JOIN workflow w ON w.id = u.workflow_id WHERE u.undoes_step_id IS NOT NULL AND u.workflow_id = ANY($1::uuid[])`,
+      [ids],
+    );
+  const settled = await waitUntil(
+    inReview ? "every undo in review" : "every request cancelled",
+    async () => {
+      const { rows } = await undos();
+      const done = rows.filter((row) => (inReview ? row.state === "indeterminate" && row.open_cases === 1 : row.state === "completed" && row.status === "cancelled"));
+      return rows.length === ids.length && done.length === ids.length ? rows : undefined;
+    },
+    60_000,
+    150,
+  ).catch(async () => {
+    cell.fail(`expected every undo ${inReview ? "in review" : "completed and its request cancelled"}; found ${JSON.stringify((await undos()).rows)}`);
+    return (await undos()).rows;
+  });
+  if (inReview && settled.some((row) => row.status !== "cancelling")) cell.fail(`an undo in review left its request other than cancelling: ${JSON.stringify(settled)}`);
+  // The answers were lost after the undos applied: each undo's body (the workflow's `{ undo: key }`)
+  // applied at the destination exactly once, whatever identity or key it was sent under.
+  const digests = keys.map((key) => digestOf({ undo: key }));
+  const { rows: effects } = await cell.destinationPool.query<{ payload_digest: string; n: number }>(
+    `SELECT payload_digest, count(*)::int AS n FROM destination.effect WHERE payload_digest = ANY($1::text[]) GROUP BY 1`,
+    [digests],
+  );
+  const applied = new Map(effects.map((row) => [row.payload_digest, row.n]));
+  const notOnce = keys.filter((_, i) => applied.get(digests[i]!) !== 1);
+  if (notOnce.length > 0) cell.fail(`undos not applied exactly once at the destination (key: effects): ${notOnce.map((key) => `${key}: ${applied.get(digestOf({ undo: key })) ?? 0}`).join(", ")}`);
+  cell.figure("undos", {
+    requests: ids.length,
+    answersDropped: dropped,
+    appliedOnce: keys.length - notOnce.length,
+    cancelled: settled.filter((row) => row.status === "cancelled").length,
+    inReview: settled.filter((row) => row.open_cases > 0).length,
+  });
 };
 
 /**
@@ -228,6 +366,12 @@ const dupRecoverers: Script = async (cell) => {
  * race has one outcome either way); every signal is sent twice with one idempotency key. Around the
  * due times a coordinator (a worker whose keeper fires timers) gets SIGKILL and PostgreSQL is
  * restarted `-m fast`, then `-m immediate` with 1 s down.
+ *
+ * Meanwhile three schedules start a `scenario` request every second (overlap allow, catch-up all):
+ * the keepers that fire timers fire them, through the same kill and restarts. Invariant 13 (the
+ * checker): no due time starts two requests, none fires early, and every second from the first
+ * firing to the last due time reached has its firing (none missed within the catch-up policy).
+ * The schedules are paused once the keepers have reached a due time after the last restart.
  */
 const waits: Script = async (cell) => {
   if (!cell.cluster) throw new Error("the waits cell needs its own cluster");
@@ -235,6 +379,15 @@ const waits: Script = async (cell) => {
   const keeper = cell.spawnWorker({ concurrency: 4 });
   cell.mustSurvive.add(keeper);
   await cell.ready(doomed, keeper);
+  const schedules = ["scenario-every-second-a", "scenario-every-second-b", "scenario-every-second-c"];
+  for (const name of schedules) {
+    await createSchedule(
+      cell.engine,
+      { name, kind: "scenario", version: 1, input: { contract: cell.contract }, dueTimeField: null, cron: "* * * * * *", timeZone: "UTC", dstGap: "shift", overlap: "allow", catchUp: "all", catchUpLimit: 100 },
+      "scenario-harness",
+      "scenario-harness",
+    );
+  }
   const count = cell.int(18, 24);
   const plan = Array.from({ length: count }, (_, i) => ({
     key: `${cell.seed}-${i}`,
@@ -294,6 +447,21 @@ const waits: Script = async (cell) => {
       }
     }),
   );
+
+  // The keepers reached due times after the last restart; then the schedules stop, so the cell settles.
+  const { rows: restarted } = await cell.engine.query<{ now: Date }>(`SELECT now()`);
+  await waitUntil(
+    "the schedules' keepers to reach a due time after the restarts",
+    async () => (await cell.engine.query(`SELECT 1 FROM schedule WHERE last_due_at < $1 AND name = ANY($2)`, [restarted[0]!.now, schedules])).rows.length === 0,
+    30_000,
+    100,
+  );
+  for (const name of schedules) await pauseSchedule(cell.engine, name, null, "scenario-harness", "the cell ends");
+  const { rows: fired } = await cell.engine.query<{ firings: number; started: number; max_lateness_ms: number }>(
+    `SELECT count(*)::int AS firings, count(*) FILTER (WHERE state = 'started')::int AS started,
+            max(extract(epoch FROM (fired_at - due_at)) * 1000)::int AS max_lateness_ms FROM schedule_firing`,
+  );
+  cell.figures.schedules = fired[0];
 };
 
 /**
@@ -325,6 +493,9 @@ export const scripts: Record<FaultKind, Script> = {
   "dup-recoverers": dupRecoverers,
   restore,
   waits,
+  "schedule-takeover": scheduleTakeover,
+  undo,
+  "undo-drop-response": undoDropResponse,
   "failover-sync": failover(true),
   "failover-async": failover(false),
   "failover-patroni-sync": failover(true),
@@ -334,4 +505,4 @@ export const scripts: Record<FaultKind, Script> = {
 /** Faults whose cells must show a stale worker's write being refused. */
 export const mustRejectStaleWrites: ReadonlySet<FaultKind> = new Set(["pause", "clock-offset", "restore"]);
 /** Faults whose recovery latency is measured (the fault ends a live lease at a known moment). */
-export const measuresLatency: ReadonlySet<FaultKind> = new Set(["kill", "pause", "clock-offset", "dup-recoverers"]);
+export const measuresLatency: ReadonlySet<FaultKind> = new Set(["kill", "pause", "clock-offset", "dup-recoverers", "undo"]);

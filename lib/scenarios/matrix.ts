@@ -40,6 +40,10 @@ export async function openEnvironment(options: { serverUrl?: string; prepared?: 
     serverUrl,
     cluster: () => (cluster ??= ThrowawayCluster.start()),
     close: async () => {
+      // A cell still open was abandoned (a test's timeout does not stop its promise): its workers,
+      // some paused at a checkpoint for ever, are stopped here rather than left behind.
+      await Promise.allSettled([...openCells].map((cell) => cell.close()));
+      openCells.clear();
       if (cluster) await (await cluster.catch(() => null))?.destroy();
       await stopServer();
     },
@@ -58,6 +62,9 @@ export function deriveSeed(seed: number, ...labels: string[]): number {
 
 export const replayCommand = (fault: FaultKind, contract: Contract, runSeed: number) =>
   `npm run scenarios -- --only ${fault} --contract ${contract} --seed ${runSeed}`;
+
+/** Cells between their open and their close, in this process (see `Environment.close`). */
+const openCells = new Set<Cell>();
 
 /** Generous: a held adapter permit (unknown outcome) keeps a step waiting for tens of seconds. */
 const SETTLE_TIMEOUT_MS = 90_000;
@@ -78,6 +85,7 @@ export async function runCell(environment: Environment, fault: FaultKind, contra
   const harnessErrors: string[] = [];
   try {
     cell = await Cell.open({ fault, contract, seed, engineUrl, destinationUrl: databases.destinationUrl, cluster, standbyPair });
+    openCells.add(cell);
     try {
       await scripts[fault](cell);
     } catch (error) {
@@ -110,6 +118,7 @@ export async function runCell(environment: Environment, fault: FaultKind, contra
       recoveryLatencyMs: summarizeLatency([], recoveryBoundMs()), latencySamples: [],
     };
   } finally {
+    if (cell) openCells.delete(cell);
     await cell?.close().catch(() => undefined);
     if (process.env.FENCELINE_SCENARIO_KEEP_DATABASES !== "1") await databases.drop();
     else log(`kept databases ${databases.engineUrl} ${databases.destinationUrl}`);

@@ -62,6 +62,14 @@ const ENGINE_TABLES = [
   "timer",
   "event",
   "event_wait",
+  "child_wait",
+  "child_request",
+  "compensation_run",
+  "compensation",
+  "schedule",
+  "schedule_firing",
+  "bulk_action",
+  "bulk_action_item",
 ] as const;
 
 const SNAPSHOT_SCHEMA = "restore_drill_snapshot";

@@ -1,7 +1,7 @@
 /**
  * A representative subset of the fault-scenario matrix (`npm run scenarios`) inside `npm test`:
  * real worker processes, the real destination process and real PostgreSQL. Each cell runs its
- * fault, settles, and the independent SQL checker decides invariants 1–10; any broken invariant or
+ * fault, settles, and the independent SQL checker decides invariants 1–10, 12 and 13; any broken invariant or
  * unmet expectation (a stale write rejected in the pause and clock cells, recovery latency within
  * its bound) fails the test with the checker's witnesses and the command that replays the cell.
  *
@@ -23,6 +23,9 @@ const subset: [FaultKind, Contract][] = [
   ["conn-kill", "idempotent"],
   ["db-restart", "queryable"],
   ["waits", "idempotent"],
+  ["undo", "opaque"],
+  ["schedule-takeover", "fenced"],
+  ["undo-drop-response", "fenced"],
 ];
 
 let environment: Environment;
@@ -35,7 +38,7 @@ afterAll(async () => {
   await environment?.close();
 });
 
-test.each(subset)("%s × %s keeps invariants 1–10", { timeout: 120_000 }, async (fault, contract) => {
+test.each(subset)("%s × %s keeps invariants 1–10, 12 and 13", { timeout: 120_000 }, async (fault, contract) => {
   const cell = await runCell(environment, fault, contract, SEED);
   const summary = {
     workflows: cell.workflows,
@@ -44,7 +47,7 @@ test.each(subset)("%s × %s keeps invariants 1–10", { timeout: 120_000 }, asyn
     recoveryLatencyMs: cell.recoveryLatencyMs,
     durationMs: cell.durationMs,
   };
-  console.log(`${fault} × ${contract}: ${JSON.stringify({ ...summary, ...(cell.detail.waits ? { waits: cell.detail.waits } : {}) })}`);
+  console.log(`${fault} × ${contract}: ${JSON.stringify({ ...summary, ...(cell.detail.waits ? { waits: cell.detail.waits } : {}), ...(cell.detail.schedules ? { schedules: cell.detail.schedules } : {}), ...(cell.detail.scheduleTakeover ? { scheduleTakeover: cell.detail.scheduleTakeover } : {}) })}`);
   expect(cell.failures, `replay: ${cell.replay}`).toEqual([]);
   expect(cell.invariants.filter((invariant) => !invariant.passed)).toEqual([]);
   expect({

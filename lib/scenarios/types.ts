@@ -25,6 +25,24 @@ export const FAULTS = [
    */
   "waits",
   /**
+   * Every-second schedules while the keeper in the middle of a firing pass is SIGKILLed: first
+   * with a peer keeper running (two fired at once before), then the last keeper, replaced by a
+   * standby process. No due time starts twice, early, or is missed within its catch-up policy.
+   */
+  "schedule-takeover",
+  /**
+   * Requests whose delivery declares an undo are cancelled after it: one worker SIGKILLed at each
+   * checkpoint of an undo, a rescuer finishing them (lib/compensation). No undo applies twice at a
+   * fenced or idempotent destination; an unknown one at an opaque destination is in review.
+   */
+  "undo",
+  /**
+   * Requests whose delivery declares an undo are cancelled after it, and the destination commits
+   * each undo and drops its answer. Fenced and idempotent undos apply once and their requests end
+   * cancelled; an opaque one is in review and its request stays cancelling, never counted undone.
+   */
+  "undo-drop-response",
+  /**
    * Restore the engine's database from a snapshot and let a stale worker act: the fenced
    * destination accepts its write without an epoch transition, and refuses it with one.
    */
@@ -60,12 +78,21 @@ export const isSynchronousFailover = (fault: FaultKind): boolean => fault.endsWi
 
 /**
  * The restore drill is about fencing terms, which only the fenced destination checks. The waits
- * cell is about the waits, not the delivery after them: two contracts are enough. The
+ * and schedule-takeover cells are about the waits and the firings, not the delivery after them:
+ * two contracts are enough. The
  * failover cells run where a repeated request is harmless (fenced and idempotent destinations):
- * a queryable or opaque one cannot tell a request the lost commits made from its repeat.
+ * a queryable or opaque one cannot tell a request the lost commits made from its repeat. An undo
+ * whose answer is lost at a queryable destination is reconciled by the status query as any step's
+ * is (the drop-response cell): that cell runs where the undo is retried or goes to review.
  */
 export const appliesTo = (fault: FaultKind, contract: Contract): boolean =>
-  fault === "restore" ? contract === "fenced" : isFailover(fault) || fault === "waits" ? contract === "fenced" || contract === "idempotent" : true;
+  fault === "restore"
+    ? contract === "fenced"
+    : isFailover(fault) || fault === "waits" || fault === "schedule-takeover"
+      ? contract === "fenced" || contract === "idempotent"
+      : fault === "undo-drop-response"
+        ? contract !== "queryable"
+        : true;
 
 export const isFault = (value: string): value is FaultKind => (FAULTS as readonly string[]).includes(value);
 export const isContract = (value: string): value is Contract => (CONTRACTS as readonly string[]).includes(value);

@@ -35,7 +35,9 @@ describe("what each door pulls in", () => {
   test("fenceline/client bundles for a browser from the client's files only", async () => {
     const inputs = await bundleInputs("lib/sdk/client/index.ts", "browser");
     // A node: import or a server module would fail the browser build before this line.
-    expect(inputs.filter((file) => !within([/^lib\/sdk\/client\//, /^lib\/client\/(?!.*\.test\.ts$)/])(file))).toEqual([]);
+    // The OpenTelemetry API (no SDK): the app's active span becomes the request's traceparent.
+    const allowed = [/^lib\/sdk\/client\//, /^lib\/client\/(?!.*\.test\.ts$)/, /^lib\/telemetry\/trace-context\.ts$/, /^node_modules\/@opentelemetry\/api\//];
+    expect(inputs.filter((file) => !within(allowed)(file))).toEqual([]);
     expect(inputs).toContain("lib/client/client.ts");
   });
 
@@ -50,9 +52,14 @@ describe("what each door pulls in", () => {
       /^lib\/engine\/(errors|types|vocabulary|permit-policy)\.ts$/,
       /^lib\/api\/contract\/worker\.ts$/,
       /^lib\/api\/problems\.ts$/,
-      // What a timer or an event wait asks for is worked out in the worker, from the step's context.
-      /^lib\/(timers|events)\/definition\.ts$/,
+      // What a timer, an event wait or a child step asks for is worked out in the worker, from the step's context.
+      /^lib\/(timers|events|children)\/definition\.ts$/,
+      // An undo runs as a step of its own, built in the worker from the step that declares it.
+      /^lib\/compensation\/(definition|steps)\.ts$/,
       /^node_modules\/(zod|@date-fns\/tz)\//,
+      // Spans through the OpenTelemetry API only: the SDK is the adopter's (docs/decisions/025).
+      /^lib\/telemetry\/(spans|trace-context|redact)\.ts$/,
+      /^node_modules\/@opentelemetry\/api\//,
     ];
     expect(inputs.filter((file) => !within(allowed)(file))).toEqual([]);
     expect(inputs.some((file) => file.startsWith("lib/worker/worker.ts"))).toBe(true);
@@ -74,15 +81,16 @@ describe("what each door pulls in", () => {
     expect(inputs).toContain("lib/react/request-progress.tsx");
   });
 
-  test("fenceline (definitions) runs in any runtime and needs only zod and @date-fns/tz (a timer's time zone)", async () => {
+  test("fenceline (definitions) runs in any runtime and needs only zod, @date-fns/tz (a timer's time zone) and croner (a schedule's cron, checked where it is defined)", async () => {
     const inputs = await bundleInputs("lib/sdk/index.ts", "browser");
     const allowed = [
       /^lib\/sdk\/index\.ts$/,
       /^lib\/definitions\//,
-      /^lib\/(timers|events)\/definition\.ts$/,
+      /^lib\/(timers|events|children|schedules|compensation)\/definition\.ts$/,
+      /^lib\/schedules\/times\.ts$/,
       /^lib\/adapters\/(call-outcome|contract)\.ts$/,
       /^lib\/engine\/(vocabulary|types)\.ts$/,
-      /^node_modules\/(zod|@date-fns\/tz)\//,
+      /^node_modules\/(zod|@date-fns\/tz|croner)\//,
     ];
     expect(inputs.filter((file) => !within(allowed)(file))).toEqual([]);
   });

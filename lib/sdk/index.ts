@@ -19,6 +19,7 @@ export type {
   AdapterPromises,
   AdapterStatusAnswer,
   AdapterStatusQuery,
+  ReviewHint,
 } from "@/lib/definitions/adapter";
 export { httpAdapter } from "@/lib/definitions/http-adapter";
 export type {
@@ -41,6 +42,7 @@ export type {
   StepBasics,
   StepDefinition,
   StepOptions,
+  TraceAttributes,
   WaitDefinition,
   WaitOutcome,
   WorkflowBuilder,
@@ -52,11 +54,25 @@ export type {
 } from "@/lib/definitions/workflow";
 export type { FencingTerm, StepContext, WaitContext } from "@/lib/definitions/context";
 export type { WaitRequest } from "@/lib/engine/types";
+export { STEP_STATES } from "@/lib/engine/vocabulary";
+export type { StepState } from "@/lib/engine/vocabulary";
 export { done, effect, noActionNeeded, skip } from "@/lib/definitions/outcome";
+export { COMPENSATE_ON } from "@/lib/compensation/definition";
+export type { CompensateOn, CompensateOptions, CompensationDefinition, LooseCompensateOptions, UndoMilestone, UndoSource } from "@/lib/compensation/definition";
+export type { NotUndone } from "@/lib/compensation/types";
+export type { CompensationState, CompensationView, UndoView } from "@/lib/compensation/types";
 export type { EffectOutcome, NoActionOutcome, ObservedResponse, ResultOf, SkipOutcome, StepOutcome } from "@/lib/definitions/outcome";
 export { instantOf } from "@/lib/timers/definition";
+export { defineSchedule } from "@/lib/definitions/schedule";
+export type { ScheduleDefinitionOptions, ScheduleOptions } from "@/lib/definitions/schedule";
+export { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "@/lib/schedules/definition";
+export type { CatchUpPolicy, OverlapPolicy, ScheduleSpec } from "@/lib/schedules/definition";
+export { DST_GAP_POLICIES } from "@/lib/schedules/times";
+export type { DstGap } from "@/lib/schedules/times";
 export type { TimerOptions, TimerResult, WallClockTime } from "@/lib/timers/definition";
 export type { EventResult, EventTimeoutPolicy, EventWaitOptions, ReceivedEvent, TimedOutWait } from "@/lib/events/definition";
+export { DEFAULT_MAX_CHILDREN, MAX_CHILDREN } from "@/lib/children/definition";
+export type { ChildFailurePolicy, ChildInput, ChildOverrides, ChildrenOptions, ChildrenResult, ChildResults, CompletedChild, EndedChild } from "@/lib/children/definition";
 export { DefinitionError } from "@/lib/definitions/errors";
 export { ENGINE_WORDS } from "@/lib/definitions/words";
 export { DefiniteFailure, DestinationCallError, RateLimited, StaleTermRejected, UnknownOutcome } from "@/lib/adapters/call-outcome";

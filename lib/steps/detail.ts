@@ -2,9 +2,12 @@
  * A step's technical record for engineers: every lease term with its own events and the writes
  * refused under it, every attempt (never merged), receipts, late observations, recovery
  * decisions, permits and review cases. Each record stays what it is; nothing here infers one
- * from another (an expiry is not a stopped worker, a revoke is not a cancellation).
+ * from another (an expiry is not a stopped worker, a revoke is not a cancellation). All of it is
+ * read in one snapshot.
  */
-import type { StaffReadable } from "@/lib/db/read-pool-types";
+import { readStepUndo } from "@/lib/compensation/read";
+import type { StaffSnapshot } from "@/lib/db/read-pool-types";
+import { readSnapshot, type SnapshotSource } from "@/lib/db/snapshot";
 import type { AttemptView, FencingRejectionView, LateObservationView, LeaseTermView, PermitView, ReceiptView, RecoveryDecisionView, ReviewCaseView, StepDetail } from "@/lib/api/contract/engineer/steps";
 import type { StoredContract } from "@/lib/engine/contract";
 import { run } from "@/lib/engine/db";
@@ -44,11 +47,20 @@ function rejection(row: Row): FencingRejectionView {
   };
 }
 
-export async function readStepDetail(pool: StaffReadable, stepId: string): Promise<StepDetail> {
-  const [step] = await run<Row>(pool, sql.readStep, [stepId]);
+/**
+ * Step `stepId`'s record, read in one snapshot (lib/db/snapshot.ts): the step's state, its
+ * attempts, leases, receipts and review cases are of one moment, never a state that no other row
+ * agrees with. NotFoundError when there is no such step.
+ */
+export async function readStepDetail(source: SnapshotSource, stepId: string): Promise<StepDetail> {
+  return readSnapshot(source, (db) => readInSnapshot(db, stepId));
+}
+
+async function readInSnapshot(db: StaffSnapshot, stepId: string): Promise<StepDetail> {
+  const [step] = await run<Row>(db, sql.readStep, [stepId]);
   if (!step) throw new NotFoundError("step", stepId);
-  const [wait, [leases, events, attempts, receipts, late, decisions, rejections, permits, reviews]] = await Promise.all([
-    readStepWaitView(pool, stepId),
+  const [wait, [leases, events, attempts, receipts, late, decisions, rejections, permits, reviews], undo] = await Promise.all([
+    readStepWaitView(db, stepId),
     Promise.all(
       [
         sql.readLeases,
@@ -60,8 +72,9 @@ export async function readStepDetail(pool: StaffReadable, stepId: string): Promi
         sql.readFencingRejections,
         sql.readPermits,
         sql.readReviewCases,
-      ].map((statement) => run<Row>(pool, statement, [stepId])),
+      ].map((statement) => run<Row>(db, statement, [stepId])),
     ),
+    readStepUndo(db, stepId),
   ]);
 
   const allRejections = rejections!.map(rejection);
@@ -132,8 +145,10 @@ export async function readStepDetail(pool: StaffReadable, stepId: string): Promi
       requester: str(step.workflow_requester),
       createdAt: iso(step.workflow_created_at),
       deadlineAt: isoOrNull(step.workflow_deadline_at),
+      traceParent: strOrNull(step.workflow_trace_parent),
       steps: step.workflow_steps as StepDetail["workflow"]["steps"],
     },
+    undo,
     leases: leaseTerms,
     attempts: attempts!.map(
       (a): AttemptView => ({

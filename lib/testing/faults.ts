@@ -15,6 +15,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { DefiniteFailure, RateLimited, UnknownOutcome } from "@/lib/adapters/call-outcome";
 import type { AdapterDefinition } from "@/lib/definitions/adapter";
+import { undoStepName } from "@/lib/compensation/definition";
 import { isAdapterChoice, type StepDefinition, type WorkflowDefinition } from "@/lib/definitions/workflow";
 import type { ClaimedStep, RenewRequest, RenewResult } from "@/lib/engine/types";
 import type { Coordinator } from "@/lib/worker/coordinator";
@@ -188,7 +189,16 @@ export class FaultPlan {
     const adapter = step.adapter === null ? null : isAdapterChoice(step.adapter)
       ? { ...step.adapter, options: Object.fromEntries(Object.entries(step.adapter.options).map(([key, option]) => [key, this.adapter(option)])) }
       : this.adapter(step.adapter);
-    return { ...step, adapter, run: (ctx) => this.calling.run(calling, () => step.run(ctx)) };
+    // An undo runs as a step of its own, `<step>.undo` (lib/compensation): faults name it so.
+    const compensate = step.compensate && {
+      ...step.compensate,
+      adapter: this.adapter(step.compensate.adapter),
+      payload: (source: Parameters<NonNullable<StepDefinition["compensate"]>["payload"]>[0]) => {
+        this.calling.enterWith({ kind: workflow.kind, step: undoStepName(step.name) });
+        return step.compensate!.payload(source);
+      },
+    };
+    return { ...step, adapter, compensate, run: (ctx) => this.calling.run(calling, () => step.run(ctx)) };
   }
 
   private adapter(adapter: AdapterDefinition): AdapterDefinition {

@@ -10,10 +10,14 @@
  * - an attempt killed before calling a queryable destination is settled by a status query;
  * - 429 with Retry-After waits without a lease; a timeout is an unknown outcome; a definite failure
  *   is an absent effect that may run again, and with no budget left the request cannot complete;
- * - the fenced fake rejects an older term; a wait that times out says where the request stands.
+ * - the fenced fake rejects an older term; a wait that times out says where the request stands;
+ * - a step's record is read in one snapshot: a refused receipt committed while it is read is seen
+ *   wholly (its late observation and its fencing rejection) or not at all.
  */
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { z } from "zod";
+import { recordRejections } from "@/lib/engine/rejection";
 import { defineWorkflow, effect, type AdapterDefinition } from "@/lib/sdk";
 import { createTestEnvironment, fakeDestination, type FakeDestination, type TestEnvironment } from "@/lib/sdk/testing";
 
@@ -171,6 +175,52 @@ describe("checkpoint faults and the database clock", () => {
     const send = await env.step(request.id, "send");
     expect(send.recoveryDecisions[0]).toMatchObject({ trigger: "lease_expired", category: "status_query" });
     expect(effectsFor(queryable, "frances")).toHaveLength(1);
+  });
+
+  test("a step's record is one snapshot: a refusal committed mid-read shows both its late observation and its rejection, or neither", async () => {
+    const request = await env.createRequest(mail, { to: "edsger" });
+    await env.waitForRequest(request.id, "completed");
+    const { step } = await env.step(request.id, "send");
+    // Another connection holds the late observations while a refused receipt is written: the
+    // read blocks on them mid-way, the refusal commits, and the read then goes on.
+    const writer = new pg.Client({ connectionString: env.databaseUrl, options: "-c search_path=fenceline" });
+    await writer.connect();
+    try {
+      await writer.query("BEGIN");
+      await writer.query("LOCK TABLE late_observation IN ACCESS EXCLUSIVE MODE");
+      const reading = env.step(request.id, "send");
+      // Until the read waits on the lock (an event the database reports, not a sleep).
+      for (;;) {
+        const { rows } = await writer.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+        if ((rows[0] as { n: number }).n > 0) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const [refused] = await recordRejections(writer, env.workerSession, [
+        { lease: { stepId: step.id, fencingTerm: 1n, sessionId: env.workerSession }, operation: "commit_receipt", payload: { externalReference: "ext-mid-read", result: null } },
+      ]);
+      expect(refused?.reason).toBe("lease_ended");
+      await writer.query("COMMIT");
+      const read = await reading;
+      const refusedReceipts = read.fencingRejections.filter((rejection) => rejection.operation === "commit_receipt");
+      expect(read.lateObservations.map((late) => late.id)).toEqual(refusedReceipts.map((rejection) => rejection.lateObservationId));
+    } finally {
+      await writer.end();
+    }
+    const after = await env.step(request.id, "send");
+    expect(after.fencingRejections.map((rejection) => [rejection.operation, rejection.reason])).toEqual([["commit_receipt", "lease_ended"]]);
+    expect(after.lateObservations.map((late) => late.externalReference)).toEqual(["ext-mid-read"]);
+  });
+
+  test("expiring a stopped attempt's lease that already expired on its own is no error: the kit never races the TTL", async () => {
+    const paused = env.faults.pauseAt("before_receipt", { kind: "mail" });
+    const request = await env.createRequest(mail, { to: "barbara" });
+    const stopped = await paused.reached;
+    await env.expireLease(stopped);
+    // Recovery has ended the lease as expired by now: as if the TTL had run out before the test asked.
+    await env.waitForRequest(request.id, "completed");
+    await env.expireLease(stopped);
+    paused.resume();
+    await env.waitForStep(request.id, "send", "has the paused attempt's refused receipt", (detail) => detail.fencingRejections.some((rejection) => rejection.operation === "commit_receipt"));
   });
 
   test("expireLease without a stopped attempt needs an open lease, and says so", async () => {

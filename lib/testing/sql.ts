@@ -48,6 +48,17 @@ RETURNING fencing_term::text AS fencing_term`,
 };
 
 /**
+ * Whether the lease of step $1 at term $2 has already passed its expiry: open with its expiry
+ * behind the database clock, or ended by an expiry that recovery observed.
+ */
+export const leaseAlreadyExpired: NamedSql = {
+  name: "fl_testing_lease_already_expired",
+  text: `
+SELECT (ended_at IS NULL AND expires_at <= now()) OR end_reason = 'expired' AS expired
+  FROM lease WHERE step_id = $1 AND fencing_term = $2::bigint`,
+};
+
+/**
  * The database clock passes $1 ms for the waits of this environment's requests: every waiting
  * timer and wait timeout comes that much closer, as if the time had passed, without the test
  * sleeping. What is then due is fired by the keepers, on the database clock as always.

@@ -23,6 +23,7 @@ export type TimerRequest = z.infer<typeof timerRequest>;
 
 export const timerRoom: WaitRoom = {
   name: "timer",
+  record: { table: "timer", waitingFor: "time" },
   request: timerRequest,
   async arm(client, step, request) {
     const asked = request as TimerRequest;

@@ -1,12 +1,15 @@
 /**
  * What steps wait (or waited) for, read from their rooms' records: for the step page, the request
- * page, the app's view of a request and the test kit. Read-only; each room keeps its own writes.
+ * page, the app's view of a request and the test kit; and, for the lists, what waiting steps wait
+ * for now (children too: their tree is read apart, lib/children/read.ts). Read-only; each room
+ * keeps its own writes.
  */
 import { run } from "@/lib/engine/db";
 import type { StaffReadable } from "@/lib/db/read-pool-types";
 import { waitUrlPath } from "@/lib/events/room";
+import { waitTimelines } from "./rooms";
 import * as waitsSql from "./sql";
-import type { EventForKey, StepWait, StepWaitView, TimerWait, WaitSummary } from "./types";
+import type { EventForKey, StepWait, StepWaitView, TimerWait, WaitLine, WaitSummary } from "./types";
 
 type WaitRow = {
   step_id: string;
@@ -96,18 +99,43 @@ export async function readStepWaitView(db: StaffReadable, stepId: string): Promi
   return { ...wait, events, moreEvents: rows.length > EVENTS_SHOWN_PER_WAIT };
 }
 
+/** The waits for children of steps $1 that still wait: since when, and how many children have ended of how many. */
+const readChildWaitsWaiting = {
+  name: "fl_read_child_waits_waiting",
+  text: `SELECT c.step_id, c.armed_at, c.children_ended, c.children_total FROM child_wait c WHERE c.step_id = ANY($1::uuid[]) AND c.state = 'waiting'`,
+};
+
 /** What each of `stepIds` waits for now, by step id; a step that does not wait now has none. */
 export async function readWaitSummaries(db: StaffReadable, stepIds: readonly string[]): Promise<Map<string, WaitSummary>> {
-  const waits = await readStepWaits(db, stepIds);
+  if (stepIds.length === 0) return new Map();
+  const [waits, childWaits] = await Promise.all([
+    readStepWaits(db, stepIds),
+    run<{ step_id: string; armed_at: Date; children_ended: number; children_total: number }>(db, readChildWaitsWaiting, [stepIds]),
+  ]);
   const summaries = new Map<string, WaitSummary>();
   for (const [stepId, wait] of waits) {
     if (wait.state !== "waiting") continue;
     summaries.set(
       stepId,
       wait.room === "timer"
-        ? { waitingFor: "time", since: wait.armedAt, until: wait.dueAt, event: null }
-        : { waitingFor: "event", since: wait.armedAt, until: wait.timeoutAt, event: { name: wait.name, key: wait.key } },
+        ? { waitingFor: "time", since: wait.armedAt, until: wait.dueAt, event: null, children: null }
+        : { waitingFor: "event", since: wait.armedAt, until: wait.timeoutAt, event: { name: wait.name, key: wait.key }, children: null },
     );
   }
+  for (const wait of childWaits) {
+    summaries.set(wait.step_id, {
+      waitingFor: "children",
+      since: wait.armed_at.toISOString(),
+      until: null,
+      event: null,
+      children: { ended: wait.children_ended, total: wait.children_total },
+    });
+  }
   return summaries;
+}
+
+/** Every wait of request `requestId`, from every room, in the order they began (then by step). */
+export async function readWaitLines(db: StaffReadable, requestId: string): Promise<WaitLine[]> {
+  const lines = (await Promise.all(waitTimelines.map((timeline) => timeline.linesOf(db, requestId)))).flat();
+  return lines.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.stepId.localeCompare(b.stepId));
 }

@@ -1,17 +1,21 @@
 /**
- * The engineers' reads across the wait rooms (lib/timers, lib/events): the "waiting for" filter,
- * the events received for a wait's key, and the waits' metrics. Read-only; each room keeps its
- * own writes.
+ * The engineers' reads across the wait rooms (lib/waits/rooms.ts): the "waiting for" filter, the
+ * events received for a wait's key, and the waits' metrics. Read-only; each room keeps its own
+ * writes. The filter and the waiting-steps metric reach each room through its record
+ * (lib/engine/waits.ts WaitRecord), so a new room is counted and filtered without a line here.
  */
 import type { NamedSql } from "@/lib/engine/db";
+import { waitRooms } from "./rooms";
 
 /**
- * A WHERE condition: step `stepId` (an SQL expression) waits now for what `param` names
- * (`'time'`, `'event'`), or `param` is NULL. A room's record is `waiting` exactly while its step is.
+ * A WHERE condition: step `stepId` (an SQL expression) waits now for what `param` names (a
+ * room's `waitingFor` word: `'time'`, `'event'`, `'children'`), or `param` is NULL. A room's
+ * record is `waiting` exactly while its step is.
  */
 export const waitingForCondition = (param: string, stepId: string): string => `(${param}::text IS NULL
-    OR (${param} = 'time' AND EXISTS (SELECT 1 FROM timer wt WHERE wt.step_id = ${stepId} AND wt.state = 'waiting'))
-    OR (${param} = 'event' AND EXISTS (SELECT 1 FROM event_wait we WHERE we.step_id = ${stepId} AND we.state = 'waiting')))`;
+    ${waitRooms
+      .map((room, i) => `OR (${param} = '${room.record.waitingFor}' AND EXISTS (SELECT 1 FROM ${room.record.table} wr${i} WHERE wr${i}.step_id = ${stepId} AND wr${i}.state = 'waiting'))`)
+      .join("\n    ")})`;
 
 /** The newest $3 events received for ($1 name, $2 key), by the event_by_key index, and whether each expired unconsumed. */
 export const eventsForKey: NamedSql = {
@@ -32,8 +36,8 @@ LIMIT $3`,
 
 /**
  * Steps waiting at the end of each bucket (or now, for the bucket still running), by the room
- * that holds them: the waits open at the range's start plus a running sum of armings and
- * settlements. The NULL-bucket row is the level now.
+ * that holds them (its name is the key): the waits open at the range's start plus a running sum
+ * of armings and settlements. The NULL-bucket row is the level now.
  */
 export const waitingSteps: NamedSql = {
   name: "fl_metric_waiting_steps",
@@ -41,11 +45,11 @@ export const waitingSteps: NamedSql = {
 WITH buckets AS (
   SELECT b AS bucket FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 microsecond', $3::interval) AS b
 ),
-kinds AS (SELECT unnest(ARRAY['timer', 'event']) AS key),
+kinds AS (SELECT unnest(ARRAY[${waitRooms.map((room) => `'${room.name}'`).join(", ")}]) AS key),
 waits AS (
-  SELECT 'timer' AS key, armed_at, settled_at FROM timer WHERE armed_at < $2 AND (settled_at IS NULL OR settled_at >= $1)
-  UNION ALL
-  SELECT 'event', armed_at, settled_at FROM event_wait WHERE armed_at < $2 AND (settled_at IS NULL OR settled_at >= $1)
+  ${waitRooms
+    .map((room) => `SELECT '${room.name}' AS key, armed_at, settled_at FROM ${room.record.table} WHERE armed_at < $2 AND (settled_at IS NULL OR settled_at >= $1)`)
+    .join("\n  UNION ALL\n  ")}
 ),
 change AS (
   SELECT key, greatest(date_bin($3::interval, armed_at, $1::timestamptz), $1::timestamptz) AS bucket, 1 AS delta FROM waits
@@ -58,10 +62,7 @@ per_bucket AS (
   GROUP BY bk.bucket, k.key
 )
 SELECT bucket, key, (sum(delta) OVER (PARTITION BY key ORDER BY bucket))::float8 AS value FROM per_bucket
-UNION ALL
-SELECT NULL, 'timer', count(*)::float8 FROM timer WHERE state = 'waiting'
-UNION ALL
-SELECT NULL, 'event', count(*)::float8 FROM event_wait WHERE state = 'waiting'`,
+${waitRooms.map((room) => `UNION ALL\nSELECT NULL, '${room.name}', count(*)::float8 FROM ${room.record.table} WHERE state = 'waiting'`).join("\n")}`,
 };
 
 /**

@@ -83,7 +83,7 @@ describe("waiting steps, as engineers read them", () => {
     expect(waiting.url).toMatch(/^\/api\/events\/url\/[A-Za-z0-9_-]{32}$/);
 
     // The lists: the step waits for an event, since it was armed, until its timeout.
-    const summary = { waitingFor: "event", since: armed.armedAt, until: waiting.timeoutAt, event: { name: "warehouse.confirmed", key: "o-1" } };
+    const summary = { waitingFor: "event", since: armed.armedAt, until: waiting.timeoutAt, event: { name: "warehouse.confirmed", key: "o-1" }, children: null };
     expect(await stepsWaitingFor("event", request.id)).toEqual([{ name: "confirmed", wait: summary }]);
     expect(await stepsWaitingFor("time", request.id)).toEqual([]);
     expect(await requestsWaitingFor("event")).toContain(request.id);
@@ -115,7 +115,7 @@ describe("waiting steps, as engineers read them", () => {
     const cooldownId = await stepIdOf(request.id, "cooldown");
 
     expect((await readStepDetail(pool, cooldownId)).wait).toEqual({ ...armed, requested: { afterMs: 3 * DAY } });
-    expect(await stepsWaitingFor("time", request.id)).toEqual([{ name: "cooldown", wait: { waitingFor: "time", since: armed.armedAt, until: armed.dueAt, event: null } }]);
+    expect(await stepsWaitingFor("time", request.id)).toEqual([{ name: "cooldown", wait: { waitingFor: "time", since: armed.armedAt, until: armed.dueAt, event: null, children: null } }]);
     expect(await stepsWaitingFor("event", request.id)).toEqual([]);
     expect(await requestsWaitingFor("time")).toContain(request.id);
 
@@ -129,7 +129,7 @@ describe("waiting steps, as engineers read them", () => {
     expect(await requestsWaitingFor("time")).not.toContain(request.id);
   });
 
-  test("a filter value that is neither time nor event is refused by the query's schema", () => {
+  test("a filter value that is none of time, event and children is refused by the query's schema", () => {
     expect(listStepsQuery.safeParse({ waitingFor: "forever" }).success).toBe(false);
     expect(listRequestsQuery.safeParse({ waitingFor: "" }).success).toBe(false);
   });
@@ -169,10 +169,10 @@ describe("waiting steps, as engineers read them", () => {
     expect(metrics.waits.map((metric) => metric.id)).toEqual(["waiting_steps", "events", "timer_lateness"]);
     expect([...metrics.churn, ...metrics.uncertainty].map((metric) => metric.family)).not.toContain("waits");
     const series = (id: string) => metrics.waits.find((metric) => metric.id === id)!;
-    expect(series("waiting_steps").total).toEqual({ timer: 1, event: 1 });
-    expect(series("waiting_steps").keyHrefs).toEqual({ timer: "/steps?waitingFor=time", event: "/steps?waitingFor=event" });
+    expect(series("waiting_steps").total).toEqual({ timer: 1, event: 1, children: 0 });
+    expect(series("waiting_steps").keyHrefs).toEqual({ timer: "/steps?waitingFor=time", event: "/steps?waitingFor=event", children: "/steps?waitingFor=children" });
     // The last bucket's level is the level now.
-    expect(series("waiting_steps").points.at(-1)!.values).toEqual({ timer: 1, event: 1 });
+    expect(series("waiting_steps").points.at(-1)!.values).toEqual({ timer: 1, event: 1, children: 0 });
     expect(series("events").total).toEqual({ received: 6, consumed: 4, expired: 1 });
     const lateness = series("timer_lateness").total;
     expect(lateness.max).toBe(late);

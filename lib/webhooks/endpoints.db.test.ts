@@ -78,9 +78,16 @@ test("a delivery retried past its window is dead-lettered; an engineer sees its 
 
   const [one] = await createRequestsOf(db.pool, singleStep({ kind: "dead-letter", run: async () => done() }), [{}]);
   await cancelWorkflow(db.pool, one!.workflowId, "test");
-  const relay = new Relay(db.pool, "relay-in-test", { timeoutMs: 500, backoffBaseMs: 50, backoffMaxMs: 100, retryWindowMs: 400, intervalMs: 20 });
+  // Retried within a long window until the receiver has seen two tries, then a relay whose
+  // window has passed: a short window alone could close before a busy machine tried twice.
+  const settings = { timeoutMs: 500, backoffBaseMs: 50, backoffMaxMs: 100, intervalMs: 20 };
+  let relay = new Relay(db.pool, "relay-in-test", { ...settings, retryWindowMs: 60_000 });
   relay.start();
   try {
+    await vi.waitFor(() => expect(receiver.received.length).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
+    await relay.stop();
+    relay = new Relay(db.pool, "relay-in-test", { ...settings, retryWindowMs: 1 });
+    relay.start();
     const deliveries = async () => (await (await deliveriesRoute(request("GET", `/api/webhook-endpoints/${endpoint.id}/deliveries`, engineer.headers), params(endpoint.id))).json()) as {
       endpoint: { failingSince: string | null; counts: { deadLettered: number } };
       deliveries: { id: string; state: string; attempts: number; tries: { statusCode: number | null; latencyMs: number | null }[] }[];

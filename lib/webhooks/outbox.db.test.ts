@@ -76,7 +76,7 @@ test("a change rolled back leaves no event", async ({ db }) => {
   const client = await db.pool.connect();
   try {
     await client.query("BEGIN");
-    await run(client, workflowSql.cancelWorkflow, [request!.workflowId, "rolled back"]);
+    await run(client, workflowSql.cancelWorkflow, [request!.workflowId, "rolled back", null]);
     expect(await events(client as unknown as Pool, request!.workflowId)).toHaveLength(1);
     await client.query("ROLLBACK");
   } finally {

@@ -199,7 +199,7 @@ test("an event whose change rolled back is never delivered", { timeout: 60_000 }
   const [rolledBack] = await createRequestsOf(db.pool, workflow, [{ rolledBack: true }]);
   const client = await db.pool.connect();
   await client.query("BEGIN");
-  await run(client, workflowSql.cancelWorkflow, [rolledBack!.workflowId, "rolled back"]);
+  await run(client, workflowSql.cancelWorkflow, [rolledBack!.workflowId, "rolled back", null]);
   const relay = startRelay(db.url, "relay-rollback");
   await relay.waitForLine(/^FENCELINE_RELAY_READY/);
   await client.query("ROLLBACK");

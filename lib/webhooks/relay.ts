@@ -11,6 +11,7 @@
  * A relay killed between claim and conclusion leaves its lease to expire; the next relay to claim
  * sends again under a newer term, so a receiver may see an event twice and drops it by id.
  */
+import { readCompensations } from "@/lib/compensation/read";
 import type { Pool } from "pg";
 import { inTransaction, run } from "@/lib/engine/db";
 import { trackingViewByWorkflowId } from "@/lib/projection/read";
@@ -92,9 +93,11 @@ export class Relay {
       const events = await run<UnpreparedRow>(client, sql.lockUnprepared, [PREPARE_BATCH]);
       if (events.length === 0) return 0;
       const bodies: string[] = [];
+      const undoing = await readCompensations(client, [...new Set(events.map((event) => event.workflow_id))]);
       for (const event of events) {
         const progress = await trackingViewByWorkflowId(client, event.workflow_id);
-        bodies.push(JSON.stringify(webhookBody({ type: event.type, createdAt: event.created_at, workflowId: event.workflow_id, kind: event.kind, detail: event.detail }, progress)));
+        const compensation = undoing.get(event.workflow_id) ?? null;
+        bodies.push(JSON.stringify(webhookBody({ type: event.type, createdAt: event.created_at, workflowId: event.workflow_id, kind: event.kind, detail: event.detail }, progress, compensation)));
       }
       await run(client, sql.prepareEvents, [events.map((event) => event.id), bodies]);
       return events.length;

@@ -15,6 +15,7 @@
  */
 import type { ClaimedStep, LeaseHandle } from "@/lib/engine/types";
 import type { Coordinator } from "./coordinator";
+import { AttemptTrace } from "./tracing";
 
 export class AuthorityUncertainError extends Error {
   readonly code = "authority_uncertain";
@@ -25,6 +26,8 @@ export class AttemptRun {
   readonly controller = new AbortController();
   checkpointVersion: number;
   invocationBegan = false;
+  /** The attempt's spans (no-ops when nothing traces). */
+  readonly trace: AttemptTrace;
   private uncertain = false;
   private renewTimer: NodeJS.Timeout | undefined;
   private lapseTimer: NodeJS.Timeout | undefined;
@@ -40,6 +43,7 @@ export class AttemptRun {
   ) {
     this.lease = { stepId: step.stepId, fencingTerm: step.fencingTerm, sessionId };
     this.checkpointVersion = step.checkpointVersion;
+    this.trace = new AttemptTrace(step);
     this.safetyMarginMs = Math.min(500, Math.floor(step.leaseTtlMs / 5));
     this.holdUntil(claimSentAtMs, step.expiresAt, step.dbNow);
   }

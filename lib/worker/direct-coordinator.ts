@@ -17,7 +17,7 @@ import { claimSteps, releaseLease, renewLeases } from "@/lib/engine/lease";
 import { acquirePermit, holdPermit, releasePermit, sweepPermits } from "@/lib/engine/permit";
 import { commitReceipts } from "@/lib/engine/receipt";
 import { reportFailure, runRecoveryScan } from "@/lib/engine/recovery";
-import { parkStep, settleDue } from "@/lib/engine/waits";
+import { DUE_NOW_CHANNEL, parkStep, settleDue } from "@/lib/engine/waits";
 import { dueWork, waitRooms } from "@/lib/waits/rooms";
 import { retentionSummary, runScheduledRetention, type RetentionSchedule } from "@/lib/engine/retention";
 import { heartbeatSession, registerWorkerSession, stopSession } from "@/lib/engine/session";
@@ -43,19 +43,25 @@ export type DirectCoordinatorOptions = {
    * run does it. Unset: never (tests, and deployments that run `npm run retention` from cron).
    */
   readonly retention?: RetentionSchedule | null;
+  /** How often a keeper looks again when nothing it knows of is due sooner; default `KEEPER_LOOK_AGAIN_MS`. */
+  readonly keeperLookAgainMs?: number;
+  /** Called each time a keeper goes to sleep after a pass: a checkpoint tests wait on, a no-op otherwise. */
+  readonly keeperAsleep?: () => void;
 };
 
 /** How often one coordinator offers to run the scheduled retention job: a claim that is not due matches no row. */
 const RETENTION_OFFER_EVERY_MS = 60_000;
 /**
  * A keeper looks again at least this often when nothing it knows of is due sooner: a wait armed
- * through another process (whose keepers know of it) is then still fired by this one in time.
+ * through another process (whose keepers know of it) is then still fired by this one in time, and
+ * work made due while the LISTEN was down (its notice lost) is settled all the same.
  */
 const KEEPER_LOOK_AGAIN_MS = 1_000;
 
 /** A coordinator on `pool`; closing it waits for an epoch transition it is running. */
 export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions = {}): Coordinator {
   const listenPool = options.listenPool ?? pool;
+  const keeperLookAgainMs = options.keeperLookAgainMs ?? KEEPER_LOOK_AGAIN_MS;
   let following: Promise<void> | null = null;
   const followIdentity = () => {
     following ??= followDatabaseIdentity(pool, {
@@ -110,17 +116,31 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     for (const wake of waiters) wake();
     waiters.clear();
   };
+  // Keepers asleep until the next due time; a wait armed through this coordinator wakes them,
+  // since it may be due before what they sleep for, and so does a notice on DUE_NOW_CHANNEL.
+  // `dueNotices` counts the notices: one that arrives during a pass (whose snapshot may predate
+  // what it announces) sends the keeper round again instead of to sleep.
+  const keepers = new Set<() => void>();
+  let dueNotices = 0;
+  const wakeKeepers = () => {
+    dueNotices += 1;
+    for (const wake of keepers) wake();
+    keepers.clear();
+  };
   // A lost listener costs only latency: waits fall back to their timeout until it reconnects,
   // which wakes everyone, since a step readied meanwhile sent its notice to no one. Each new
   // connection is a new generation: a claim noted as up to date must have begun and ended on one.
   let generation = 0;
   const wakeUps = createListener(listenPool, {
-    channels: [READY_CHANNEL],
-    onNotification: wakeAll,
+    channels: [READY_CHANNEL, DUE_NOW_CHANNEL],
+    onNotification: (message) => (message.channel === DUE_NOW_CHANNEL ? wakeKeepers() : wakeAll()),
     onListening: ({ reconnected }) => {
       generation += 1;
       drainedAt.clear();
-      if (reconnected) wakeAll();
+      if (reconnected) {
+        wakeAll();
+        wakeKeepers();
+      }
     },
   });
 
@@ -139,13 +159,6 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     return claimed;
   };
 
-  // Keepers asleep until the next due time; a wait armed through this coordinator wakes them,
-  // since it may be due before what they sleep for.
-  const keepers = new Set<() => void>();
-  const wakeKeepers = () => {
-    for (const wake of keepers) wake();
-    keepers.clear();
-  };
   const keeperSleep = (ms: number, signal?: AbortSignal) =>
     new Promise<void>((resolve) => {
       const done = () => {
@@ -243,13 +256,19 @@ export function directCoordinator(pool: Pool, options: DirectCoordinatorOptions 
     settleDue: async (limit, waitMs, signal) => {
       const deadline = performance.now() + waitMs;
       const stopped = () => closed || signal?.aborted === true;
+      // Up to date with the due notices once the LISTEN is in effect: one sent before it is lost.
+      await wakeUps.ready();
       for (;;) {
+        const noticesAtStart = dueNotices;
         const { settled, nextDueInMs } = await settleDue(pool, dueWork, limit);
         const remainingMs = deadline - performance.now();
         if (settled > 0 || remainingMs <= 0 || stopped()) return settled;
+        if (dueNotices !== noticesAtStart) continue;
         // Due already (the pass met rows other keepers held): look again soon rather than at once.
-        const sleepMs = nextDueInMs === null ? KEEPER_LOOK_AGAIN_MS : Math.max(nextDueInMs, 5);
-        await keeperSleep(Math.min(sleepMs, KEEPER_LOOK_AGAIN_MS, remainingMs), signal);
+        const sleepMs = nextDueInMs === null ? keeperLookAgainMs : Math.max(nextDueInMs, 5);
+        const sleeping = keeperSleep(Math.min(sleepMs, keeperLookAgainMs, remainingMs), signal);
+        options.keeperAsleep?.();
+        await sleeping;
         if (stopped()) return 0;
       }
     },

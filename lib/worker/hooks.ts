@@ -41,7 +41,8 @@ const isCheckpointName = (value: string): value is CheckpointName =>
  * Hooks for worker processes under test, configured by environment:
  * FENCELINE_TRACE_CHECKPOINTS=1 prints `FENCELINE_CHECKPOINT <name> <stepId> <term>` at each one;
  * FENCELINE_PAUSE_AT=<name> prints the line and then never returns, so a harness can SIGKILL or
- * SIGSTOP the process at exactly that point.
+ * SIGSTOP the process at exactly that point; with FENCELINE_RESUME_ON=SIGUSR2 it returns when
+ * the process receives that signal (a stale worker that wakes up and acts on its old view).
  */
 export function hooksFromEnvironment(env: NodeJS.ProcessEnv = process.env): CheckpointHooks {
   const pauseAt = env.FENCELINE_PAUSE_AT;
@@ -50,12 +51,14 @@ export function hooksFromEnvironment(env: NodeJS.ProcessEnv = process.env): Chec
   }
   const trace = env.FENCELINE_TRACE_CHECKPOINTS === "1";
   if (!trace && pauseAt === undefined) return noHooks;
+  const resumeOn = env.FENCELINE_RESUME_ON;
+  if (resumeOn !== undefined && resumeOn !== "SIGUSR2") throw new Error("FENCELINE_RESUME_ON must be SIGUSR2");
   return {
     reached: async (name, step) => {
       if (trace || name === pauseAt) {
         process.stdout.write(`FENCELINE_CHECKPOINT ${name} ${step.stepId} ${step.fencingTerm}\n`);
       }
-      if (name === pauseAt) await new Promise<never>(() => undefined);
+      if (name === pauseAt) await new Promise<void>((resolve) => (resumeOn ? process.once(resumeOn, () => resolve()) : undefined));
     },
   };
 }

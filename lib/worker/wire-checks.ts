@@ -63,6 +63,9 @@ function claimedStep(value: unknown, where: string): ClaimedStep {
   const mode = text(f, "mode", where);
   if (!MODES.has(mode)) throw new WireCheckError(`${where}.mode: unknown mode ${JSON.stringify(mode)}`);
   const requestIdentity = f.requestIdentity;
+  // Absent from a server older than traces: the attempt then starts a trace of its own.
+  const traceParent = f.traceParent ?? null;
+  if (traceParent !== null && typeof traceParent !== "string") throw new WireCheckError(`${where}.traceParent: expected a string or null`);
   if (requestIdentity !== null && typeof requestIdentity !== "string") throw new WireCheckError(`${where}.requestIdentity: expected a string or null`);
   return {
     stepId: text(f, "stepId", where),
@@ -92,7 +95,16 @@ function claimedStep(value: unknown, where: string): ClaimedStep {
     expiresAt: time(f, "expiresAt", where),
     checkpointVersion: integer(f, "checkpointVersion", where),
     dbNow: time(f, "dbNow", where),
+    waits: waitsOf(f.waits, `${where}.waits`),
+    traceParent,
   };
+}
+
+/** A claimed step's waits from the wire: a count and two times (null before any wait). */
+function waitsOf(value: unknown, where: string): ClaimedStep["waits"] {
+  const f = record(value, where);
+  const at = (key: string) => (f[key] === null ? null : time(f, key, where));
+  return { count: integer(f, "count", where), firstAt: at("firstAt"), lastAt: at("lastAt") };
 }
 
 /** The claimed steps of a claim's answer (`{ steps: [...] }`), checked and converted. */

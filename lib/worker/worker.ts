@@ -4,21 +4,25 @@
  * scan. On stop it claims nothing more, releases work whose invocation has not begun, and gives
  * the rest a bounded time to finish; whatever is left is recovered from evidence after expiry.
  */
+import { undoStepOf } from "@/lib/compensation/steps";
 import { DefiniteFailure, RateLimited, StaleTermRejected, UnknownOutcome } from "@/lib/adapters/call-outcome";
 import { pureContract, type AdapterContract } from "@/lib/adapters/contract";
 import type { AdapterDefinition } from "@/lib/definitions/adapter";
 import type { StepContext } from "@/lib/definitions/context";
 import type { ObservedResponse, StepOutcome } from "@/lib/definitions/outcome";
+import { optInAttributes } from "@/lib/telemetry/redact";
 import { registrationOf, type Registration } from "@/lib/definitions/registration";
 import { isAdapterChoice, workflowKey, type StepDefinition, type WaitOutcome, type WorkflowDefinition } from "@/lib/definitions/workflow";
+import { context } from "@opentelemetry/api";
 import { AuthorityLostError, CheckpointOrderError } from "@/lib/engine/errors";
 import { CALL_START_WITHIN_MS, HELD_PERMIT_FACTOR, isPermit } from "@/lib/engine/permit-policy";
-import type { ClaimedStep, Permit, WorkflowVersion } from "@/lib/engine/types";
+import { WAIT_RELEASE_PREFIX, type ClaimedStep, type Permit, type WorkflowVersion } from "@/lib/engine/types";
 import { AttemptRun } from "./attempt-run";
 import type { Coordinator } from "./coordinator";
 import { EffectAbsent, invalidOutcome, WaitRequested } from "./handler";
-import { noHooks, type CheckpointHooks } from "./hooks";
+import { noHooks, type CheckpointHooks, type CheckpointName } from "./hooks";
 import { ReceiptBatcher } from "./receipt-batcher";
+import type { AttemptEnd } from "./tracing";
 
 export type WorkerOptions = {
   readonly coordinator: Coordinator;
@@ -97,7 +101,12 @@ export class Worker {
     this.coordinator = options.coordinator;
     this.registration = registrationOf(options.workflows);
     for (const workflow of options.workflows) {
-      for (const step of workflow.steps) this.steps.set(stepKey(workflow.kind, workflow.version, step.name), { workflow, step });
+      for (const step of workflow.steps) {
+        this.steps.set(stepKey(workflow.kind, workflow.version, step.name), { workflow, step });
+        // A step that declares how its effect is undone: its undo runs as a step of its own.
+        const undo = undoStepOf(step);
+        if (undo) this.steps.set(stepKey(workflow.kind, workflow.version, undo.name), { workflow, step: undo });
+      }
     }
     this.concurrency = options.concurrency ?? 10;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
@@ -267,28 +276,36 @@ export class Worker {
   }
 
   private async runAttempt(run: AttemptRun): Promise<void> {
-    const { step } = run;
     run.startRenewing();
     try {
-      await this.hooks.reached("claimed", step);
+      await this.reached(run, "claimed");
       const outcome = await this.runHandler(run);
       // Whatever a handler returns is checked: `undefined` is a failure with its own reason.
       if (outcome?.kind === "wait") {
         await this.park(run, outcome);
+        run.trace.end("parked");
         return;
       }
       const invalid = invalidOutcome(outcome);
       if (invalid) {
         await this.coordinator.reportFailure(run.lease, invalid);
+        run.trace.end("failed");
         return;
       }
-      await this.hooks.reached("before_receipt", step);
+      await this.reached(run, "before_receipt");
       const receipt = await this.receipts.commit({ lease: run.lease, conclusion: outcome });
       if (!receipt.committed) throw receipt.error;
-      await this.hooks.reached("receipt_committed", step);
+      await this.reached(run, "receipt_committed");
+      run.trace.end(...endOf(outcome));
     } catch (error) {
-      await this.concludeWithoutReceipt(run, error);
+      run.trace.end(await this.concludeWithoutReceipt(run, error));
     }
+  }
+
+  /** A checkpoint reached: on the attempt's span, then to the hooks tests synchronise on. */
+  private reached(run: AttemptRun, name: CheckpointName): Promise<void> {
+    run.trace.checkpoint(name);
+    return this.hooks.reached(name, run.step);
   }
 
   /** A wait step gives up its lease and waits; its room does the rest. */
@@ -300,7 +317,7 @@ export class Worker {
     }
     run.assertHolding();
     await this.coordinator.park(run.lease, outcome.wait, `waiting: ${outcome.wait.room}`);
-    await this.hooks.reached("parked", run.step);
+    await this.reached(run, "parked");
   }
 
   private async runHandler(run: AttemptRun): Promise<StepOutcome | WaitOutcome> {
@@ -318,8 +335,10 @@ export class Worker {
         reject(error);
       }, Math.max(0, remainingMs));
     });
+    run.trace.beginAttempt(optInAttributes(served.workflow.traceAttributes, parsed.data));
     try {
-      return await Promise.race([served.step.run(this.contextFor(run, served.step, parsed.data)), deadline]);
+      // In the attempt's span: what the handler traces itself joins the request's trace.
+      return await Promise.race([context.with(run.trace.context, () => served.step.run(this.contextFor(run, served.step, parsed.data))), deadline]);
     } finally {
       clearTimeout(timer);
     }
@@ -349,6 +368,7 @@ export class Worker {
       requestIdentity: step.requestIdentity,
       fencingTerm: { epoch: step.epoch, version: step.fencingTerm },
       attempt: { number: step.attemptsStarted, budget: step.attemptBudget },
+      waits: step.waits,
       signal: run.signal,
       invoke: async (payload) => {
         if (adapter === null) throw new Error(`step ${step.stepName} is a pure step: it has no adapter to invoke`);
@@ -380,10 +400,13 @@ export class Worker {
       const began = await run.serialize(() => this.coordinator.beginInvocation(lease));
       run.checkpointVersion = began.checkpointVersion;
       run.invocationBegan = true;
-      await this.hooks.reached("invocation_began", step);
+      await this.reached(run, "invocation_began");
       // Nothing has been sent yet: a slot gone stale while the checkpoint was written is given up.
       assertCallSlotFresh(permit, contract, askedAt);
-      answer = await adapter.invoke({ payload, requestIdentity, fencingTerm: step.fencingTerm, epoch: step.epoch, signal: run.signal, timeoutMs: contract.timeoutMs });
+      answer = await run.trace.call(adapter.name, adapter.version, "create", (traceHeaders) =>
+        adapter.invoke({ payload, requestIdentity, fencingTerm: step.fencingTerm, epoch: step.epoch, signal: run.signal, timeoutMs: contract.timeoutMs, traceHeaders }),
+      );
+      run.trace.answered = true;
       if (answer === null || typeof answer !== "object" || (answer.externalReference !== null && typeof answer.externalReference !== "string")) {
         throw new UnknownOutcome(adapter.name, "unreadable answer");
       }
@@ -396,11 +419,11 @@ export class Worker {
       throw error;
     }
     await this.settlePermit(permit, contract, null);
-    await this.hooks.reached("destination_answered", step);
+    await this.reached(run, "destination_answered");
     const result = answer.result ?? null;
     const observed = await this.recordAnswer(run, () => this.coordinator.observeResponse(lease, answer.externalReference, result));
     run.checkpointVersion = observed.checkpointVersion;
-    await this.hooks.reached("response_observed", step);
+    await this.reached(run, "response_observed");
     return { externalReference: answer.externalReference, result, verification: answer.replayed ? "idempotent_replay" : "direct_response" };
   }
 
@@ -422,7 +445,8 @@ export class Worker {
     try {
       run.assertHolding();
       assertCallSlotFresh(permit, contract, askedAt);
-      answer = await adapter.query({ requestIdentity, signal: run.signal, timeoutMs: contract.timeoutMs });
+      answer = await run.trace.call(adapter.name, adapter.version, "query", (traceHeaders) => adapter.query!({ requestIdentity, signal: run.signal, timeoutMs: contract.timeoutMs, traceHeaders }));
+      run.trace.answered = true;
     } finally {
       await this.settlePermit(permit, contract, null);
     }
@@ -446,7 +470,7 @@ export class Worker {
     }
     const identity = await run.serialize(() => this.coordinator.persistRequestIdentity(lease, `fl-${step.stepId}`, contract.version));
     run.checkpointVersion = identity.checkpointVersion;
-    await this.hooks.reached("identity_persisted", step);
+    await this.reached(run, "identity_persisted");
     return identity.requestIdentity;
   }
 
@@ -504,7 +528,7 @@ export class Worker {
   private async recordEffectAbsent(run: AttemptRun, answer: unknown): Promise<void> {
     const observed = await this.recordAnswer(run, () => this.coordinator.observeEffectAbsent(run.lease, answer));
     run.checkpointVersion = observed.checkpointVersion;
-    await this.hooks.reached("response_observed", run.step);
+    await this.reached(run, "response_observed");
   }
 
   /**
@@ -512,25 +536,38 @@ export class Worker {
    * payload were recorded. Work that never began is handed back when stopping. Anything else is
    * reported as a failure, and recovery decides from the evidence.
    */
-  private async concludeWithoutReceipt(run: AttemptRun, error: unknown): Promise<void> {
+  private async concludeWithoutReceipt(run: AttemptRun, error: unknown): Promise<AttemptEnd> {
     if (error instanceof AuthorityLostError) {
       this.log(error.message);
-      return;
+      run.trace.refused(error);
+      return "authority_lost";
     }
     try {
       if (error instanceof WaitRequested) {
-        await this.coordinator.release(run.lease, `waiting: ${error.message}`.slice(0, 500), { delayMs: error.delayMs, effectAbsent: run.invocationBegan });
-        return;
+        await this.coordinator.release(run.lease, `${WAIT_RELEASE_PREFIX}${error.message}`.slice(0, 500), { delayMs: error.delayMs, effectAbsent: run.invocationBegan });
+        return "waiting";
       }
       if (this.stopping && !run.invocationBegan) {
         await this.coordinator.release(run.lease, "worker stopping");
-        return;
+        return "handed_back";
       }
       await this.coordinator.reportFailure(run.lease, failureReason(error));
     } catch (secondary) {
+      if (secondary instanceof AuthorityLostError) {
+        run.trace.refused(secondary);
+        return "authority_lost";
+      }
       this.log(`step ${run.lease.stepId} term ${run.lease.fencingTerm}: ${String(secondary)}`);
     }
+    return "failed";
   }
+}
+
+/** How a receipted attempt ended, for its span. */
+function endOf(outcome: StepOutcome): [AttemptEnd, { verification?: string }] {
+  if (outcome.kind === "effect") return ["completed", { verification: outcome.verification }];
+  if (outcome.kind === "no_action_needed") return ["completed_without_effect", { verification: "no_action_needed" }];
+  return ["skipped", {}];
 }
 
 function failureReason(error: unknown): string {

@@ -5,13 +5,14 @@ import { listRequests } from "@/lib/requests/list";
 import { RequestsView } from "@/components/engineer/requests-view";
 import { flatParams, queryString, type SearchParams } from "@/components/engineer/search-params";
 import { authorizePage } from "@/lib/auth/page";
+import { may } from "@/lib/auth/roles";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Requests", robots: { index: false, follow: false } };
 
 /** First paint from the database; the client view then polls /api/requests with the same filters. */
 export default async function RequestsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
-  await authorizePage("technical:read", "/requests");
+  const staff = await authorizePage("technical:read", "/requests");
   const values = flatParams(await searchParams);
   const parsed = listRequestsQuery.safeParse(values);
   const initial = parsed.success ? await listRequests(readPool(), parsed.data) : null;
@@ -19,8 +20,8 @@ export default async function RequestsPage({ searchParams }: { searchParams: Pro
   return (
     <div className="stack">
       <h1>Requests</h1>
-      <p className="muted">Each request and its steps; open a step for its lease history, attempts, receipts and evidence.</p>
-      <RequestsView query={queryString(values)} values={values} initial={initial} initialError={initialError} />
+      <p className="muted">Each request and its steps; open a request for its timeline and actions, or a step for its lease history.</p>
+      <RequestsView query={queryString(values)} values={values} initial={initial} initialError={initialError} canOperate={may(staff.roles, "requests:operate")} />
     </div>
   );
 }

@@ -15,6 +15,6 @@ export const POST = handle(async (request) => {
   await eventSendingByApp().take(pool(), app.keyId);
   const idempotencyKey = idempotencyKeyHeader(request.headers.get("idempotency-key"));
   const body = await readJson(request, sendEventBody);
-  const sent = await sendEvent(pool(), { name: body.name, key: body.key, payload: body.payload, sender: requesterOf(app.app), idempotencyKey });
+  const sent = await sendEvent(pool(), { name: body.name, key: body.key, payload: body.payload, sender: requesterOf(app.app), idempotencyKey, traceParent: request.headers.get("traceparent") });
   return json(sentEventSchema, sent, { status: sent.duplicate ? 200 : 202 });
 });

@@ -21,19 +21,22 @@ import { listRequestsOf } from "@/lib/requests/read";
 
 export const dynamic = "force-dynamic";
 
-/** Who creates: the app whose key is presented; without one, in demo mode only, an anonymous caller. */
-async function requesterFor(request: Request): Promise<string> {
+/**
+ * Who creates, and the kinds they may start: the app whose key is presented (its key's kinds);
+ * without one, in demo mode only, an anonymous caller.
+ */
+async function requesterFor(request: Request): Promise<{ requester: string; allowedKinds: readonly string[] }> {
   if (presentsBearer(request) || !demoMode()) {
     const app = await authorizeApp(request, "requests:create");
     await requestCreationByApp().take(pool(), app.keyId);
-    return requesterOf(app.app);
+    return { requester: requesterOf(app.app), allowedKinds: app.kinds };
   }
   await requestCreationByClient.take(pool(), clientKey(request));
-  return "api";
+  return { requester: "api", allowedKinds: [] };
 }
 
 export const POST = handle(async (request) => {
-  const requester = await requesterFor(request);
+  const { requester, allowedKinds } = await requesterFor(request);
   const idempotencyKey = idempotencyKeyHeader(request.headers.get("idempotency-key"));
   const body = await readJson(request, createRequestBody);
   const outcome = await createRequest(pool(), {
@@ -45,6 +48,9 @@ export const POST = handle(async (request) => {
     deadlineAt: body.deadline ? new Date(body.deadline) : null,
     priority: body.priority ?? null,
     concurrencyKey: body.concurrencyKey ?? null,
+    allowedKinds,
+    // W3C trace context: the request's spans continue the caller's trace (malformed: ignored).
+    traceParent: request.headers.get("traceparent"),
   });
   return json(requestSchema, outcome.request, { status: outcome.created ? 201 : 200, headers: { location: `/api/requests/${outcome.request.id}` } });
 });

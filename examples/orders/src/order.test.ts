@@ -39,3 +39,14 @@ test("an order waits for the warehouse, then for its cooldown, and completes wit
   await env.waitForRequest(request.id, "completed");
   assert.equal(payments.charges().length, 1);
 });
+
+test("an order cancelled after its charge is refunded once, though the refund's first answer is lost", async () => {
+  const request = await env.createRequest(order, { orderId: "o-2", amountCents: 990 });
+  await env.waitForWait(request.id, "confirmed");
+  const cancelled = await env.cancel(request.id, "the customer cancelled");
+  assert.deepEqual(cancelled.compensation?.undos.map((undo) => undo.undoes), ["charge"]);
+  const ended = await env.waitForRequest(request.id, "cancelled");
+  assert.equal(ended.progress.happening, "This request was cancelled — payment refunded.");
+  const charge = payments.charges().find((c) => c.orderId === "o-2")!;
+  assert.deepEqual(payments.refunds().map((refund) => refund.chargeId), [charge.id]);
+});

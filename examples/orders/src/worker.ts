@@ -7,7 +7,8 @@
 import { runWorker } from "fenceline/worker";
 import { required } from "./env.js";
 import { startPaymentService } from "./payments.js";
-import { order, PAYMENTS_URL } from "./workflow.js";
+import { parcel, shipment } from "./shipment.js";
+import { order, PAYMENTS_URL, stockCount } from "./workflow.js";
 
 const url = required("FENCELINE_URL");
 const token = required("FENCELINE_WORKER_TOKEN");
@@ -15,5 +16,5 @@ const token = required("FENCELINE_WORKER_TOKEN");
 const service = await startPaymentService(Number(new URL(PAYMENTS_URL).port));
 console.log(`payment service at ${service.url} (GET ${service.url}/charges lists its charges)`);
 
-const worker = await runWorker({ url, token, workflows: [order] });
-console.log(`worker ${worker.sessionId} serves ${order.kind}@${order.version}; Ctrl-C stops it`);
+const worker = await runWorker({ url, token, workflows: [order, shipment, parcel, stockCount] });
+console.log(`worker ${worker.sessionId} serves ${[order, shipment, parcel, stockCount].map((w) => `${w.kind}@${w.version}`).join(", ")}; Ctrl-C stops it`);

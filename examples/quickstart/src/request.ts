@@ -9,11 +9,12 @@ import { createClient } from "fenceline/client";
 import { required } from "./env.js";
 import type { welcome } from "./workflow.js";
 
-const fenceline = createClient({ url: required("FENCELINE_URL"), apiKey: required("FENCELINE_API_KEY") });
+// Bound once to the workflows this backend starts: every create below is checked against them.
+const fenceline = createClient<typeof welcome>({ url: required("FENCELINE_URL"), apiKey: required("FENCELINE_API_KEY") });
 
 const name = process.argv[2] ?? "Ada";
 // One key per intent: sending this create again (say, after a lost answer) finds the same request.
-const request = await fenceline.requests.create<typeof welcome>("welcome", { name }, { idempotencyKey: `welcome-${randomUUID()}` });
+const request = await fenceline.requests.create("welcome", { name }, { idempotencyKey: `welcome-${randomUUID()}` });
 console.error(`created ${request.id}; follow it at ${request.trackingUrl}`);
 console.error(`or on your own page (npm run page): http://127.0.0.1:${process.env.PAGE_PORT ?? 4400}/?token=${request.trackingToken}`);
 

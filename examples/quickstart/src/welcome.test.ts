@@ -22,24 +22,17 @@ import type { welcome as Welcome } from "./workflow.js";
 /** A print shop that prints whatever it is sent, with no idempotency key and no way to ask. */
 const printShop = fakeDestination<{ to: string; text: string }>("opaque", { name: "print-shop" });
 
-const postcard = defineWorkflow({
-  kind: "postcard",
-  version: 1,
-  input: z.object({ name: z.string().min(1) }),
-  title: "Postcard for {name}",
-  steps: {
-    compose: {
-      milestone: { upcoming: "Your postcard", current: "Writing your postcard", done: "Postcard written" },
-      run: async (ctx) => done({ text: `Greetings, ${ctx.input.name}!` }),
-    },
-    print: {
-      adapter: printShop.adapter,
-      dependsOn: ["compose"],
-      milestone: { upcoming: "Printing", current: "Printing your postcard", done: "Postcard printed", service: "the print shop" },
-      run: async (ctx) => effect(await ctx.invoke({ to: ctx.input.name, text: (ctx.results.compose as { text: string }).text })),
-    },
-  },
-});
+const postcard = defineWorkflow({ kind: "postcard", version: 1, input: z.object({ name: z.string().min(1) }), title: "Postcard for {name}" })
+  .step("compose", {
+    milestone: { upcoming: "Your postcard", current: "Writing your postcard", done: "Postcard written" },
+    run: async (ctx) => done({ text: `Greetings, ${ctx.input.name}!` }),
+  })
+  .step("print", {
+    adapter: printShop.adapter,
+    dependsOn: ["compose"],
+    milestone: { upcoming: "Printing", current: "Printing your postcard", done: "Postcard printed", service: "the print shop" },
+    run: async (ctx) => effect(await ctx.invoke({ to: ctx.input.name, text: ctx.results.compose.text })),
+  });
 
 let service: GreetingService;
 let env: TestEnvironment;

@@ -26,6 +26,8 @@ export const greetings = httpAdapter<{ to: string; text: string }>({
 
 const HELLO = { en: "Welcome", fr: "Bienvenue", de: "Willkommen" } as const;
 
+// Written a step at a time, each step's result is typed for the steps that depend on it:
+// `send` reads `ctx.results.compose.text` as a string, with no cast.
 export const welcome = defineWorkflow({
   kind: "welcome",
   version: 1,
@@ -34,19 +36,14 @@ export const welcome = defineWorkflow({
     language: z.enum(["en", "fr", "de"]).default("en"),
   }),
   title: "Welcome card for {name}",
-  steps: {
-    compose: {
-      milestone: { upcoming: "Your card", current: "Writing your card", done: "Card written" },
-      run: async (ctx) => done({ text: `${HELLO[ctx.input.language]}, ${ctx.input.name}!` }),
-    },
-    send: {
-      adapter: greetings,
-      dependsOn: ["compose"],
-      milestone: { upcoming: "Sending", current: "Sending your card", done: "Card sent", service: "the greeting card service" },
-      run: async (ctx) => {
-        const { text } = ctx.results.compose as { text: string };
-        return effect(await ctx.invoke({ to: ctx.input.name, text }));
-      },
-    },
-  },
-});
+})
+  .step("compose", {
+    milestone: { upcoming: "Your card", current: "Writing your card", done: "Card written" },
+    run: async (ctx) => done({ text: `${HELLO[ctx.input.language]}, ${ctx.input.name}!` }),
+  })
+  .step("send", {
+    adapter: greetings,
+    dependsOn: ["compose"],
+    milestone: { upcoming: "Sending", current: "Sending your card", done: "Card sent", service: "the greeting card service" },
+    run: async (ctx) => effect(await ctx.invoke({ to: ctx.input.name, text: ctx.results.compose.text })),
+  });

@@ -6,9 +6,9 @@
  */
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
-import type { RequestRecord, RequestWithProgress } from "@/lib/requests/types";
+import type { RequestRecord, RequestWithProgress, RequestWithSteps } from "@/lib/requests/types";
 import { MAX_CONCURRENCY_KEY_LENGTH, MAX_PRIORITY, MIN_PRIORITY } from "@/lib/definitions/workflow";
-import { WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
+import { STEP_STATES, VERIFICATION_METHODS, WORKFLOW_STATUSES } from "@/lib/engine/vocabulary";
 import type { TrackingView } from "@/lib/projection/types";
 import { cursorField, limitField, pageSchema } from "../cursor";
 import { HttpProblem } from "../problems";
@@ -102,7 +102,7 @@ export const appRequestPageSchema = pageSchema(requestSchema).meta({ id: "AppReq
 // ---------------------------------------------------------------------------------------------
 // Tracking a request
 
-export const TRACKING_HEADLINES = ["preparing", "scheduled", "waiting", "recovering", "needs_review", "completed", "cancelled", "not_completed"] as const;
+export const TRACKING_HEADLINES = ["preparing", "scheduled", "waiting", "recovering", "needs_review", "completed", "cancelled", "not_completed", "cancelling", "reversing"] as const;
 
 export const trackingViewSchema = z
   .object({
@@ -143,6 +143,81 @@ export const requestWithProgressSchema = requestSchema
   .meta({ id: "RequestWithProgress" });
 const _sameRequestWithProgress: (request: RequestWithProgress) => z.input<typeof requestWithProgressSchema> = (request) => request;
 void _sameRequestWithProgress;
+
+/** How a request's effects are being undone (lib/compensation). */
+export const compensationSchema = z
+  .object({
+    cause: z.enum(["cancel", "failure"]),
+    state: z.enum(["waiting", "undoing", "undone", "in_review"]).meta({
+      description: "waiting: a step is still in flight or in review, so what to undo is not known yet; undoing; undone: every undo has its receipt; in_review: an undo needs a person",
+    }),
+    startedAt: timestamp,
+    finishedAt: timestamp.nullable(),
+    undos: z.readonly(z.array(
+      z.object({
+        stepId: z.uuid(),
+        name: z.string(),
+        undoes: z.string().meta({ description: "The step whose effect this undoes" }),
+        undoesStepId: z.uuid(),
+        state: z.enum(STEP_STATES),
+        stateReason: z.string().nullable(),
+        rank: z.number().int().meta({ description: "1 runs first: reverse order of the receipts" }),
+        receiptId: z.uuid().meta({ description: "The receipt of the effect being undone" }),
+        externalReference: z.string().nullable(),
+        decidedBy: z.string().meta({ description: "What showed the effect happened: its receipt, or a person in review" }),
+      }),
+    )),
+    notUndone: z.readonly(z.array(z.object({ step: z.string(), why: z.string(), decidedBy: z.string() }))),
+  })
+  .meta({ id: "Compensation" });
+
+export const cancelledRequestSchema = requestWithProgressSchema
+  .extend({ compensation: compensationSchema.nullable().meta({ description: "What will be undone; null when the workflow undoes nothing on cancel" }) })
+  .meta({ id: "CancelledRequest" });
+// ---------------------------------------------------------------------------------------------
+// A request's evidence: its steps with their receipts and open review cases (scope requests:evidence)
+
+/** What `GET /api/requests/{id}` may add: `include=steps`. */
+export const REQUEST_INCLUDES = ["steps"] as const;
+
+export const readRequestQuery = z
+  .strictObject({
+    include: z
+      .enum(REQUEST_INCLUDES)
+      .optional()
+      .meta({ description: "`steps`: add each step's receipt (verification method, external reference, observed result) and open review cases; needs the requests:evidence scope" }),
+  })
+  .meta({ id: "ReadRequestQuery" });
+
+const iso = z.string().meta({ description: "ISO 8601, database clock" });
+
+export const stepEvidenceSchema = z
+  .object({
+    name: z.string().meta({ description: "The step's name in its workflow" }),
+    position: z.number().int(),
+    status: z
+      .enum(["pending", "in_progress", "completed", "completed_without_effect", "needs_review", "failed", "cancelled", "superseded"])
+      .meta({ description: "Where the step stands; needs_review: its outcome is unknown until a person settles it" }),
+    receipt: z
+      .object({
+        verificationMethod: z
+          .enum(VERIFICATION_METHODS)
+          .meta({ description: "How the outcome was established" }),
+        externalReference: z.string().nullable().meta({ description: "The destination's own reference (a refund id, a parcel number)" }),
+        observedResult: z.unknown().meta({ description: "What the destination answered, or the step computed, as the receipt keeps it" }),
+        at: iso,
+      })
+      .nullable()
+      .meta({ description: "The step's receipt once it has one: the evidence of what happened" }),
+    openReviewCases: z.array(z.object({ id: z.uuid(), reason: z.string(), openedAt: iso, reviewBy: iso })).readonly(),
+  })
+  .meta({ id: "StepEvidence", description: "One step with its evidence; nothing about leases, terms or attempts" });
+
+export const requestWithStepsSchema = requestWithProgressSchema
+  .extend({ steps: z.array(stepEvidenceSchema).readonly().meta({ description: "In the workflow's order" }) })
+  .meta({ id: "RequestWithSteps" });
+const _sameRequestWithSteps: (request: RequestWithSteps) => z.input<typeof requestWithStepsSchema> = (request) => request;
+void _sameRequestWithSteps;
 
 /** The one not-found answer for tracking: the same for a malformed, unknown or foreign token. */
 export const trackingNotFound = () => new HttpProblem("not-found", "no request is tracked at this address");
@@ -187,14 +262,23 @@ export const publicPaths: ZodOpenApiPathsObject = {
   "/api/requests/{id}": {
     get: {
       operationId: "getRequest",
-      summary: "Read a request: its status and what its end user sees",
-      ...appAuth,
+      summary: "Read a request: its status and what its end user sees; with include=steps, its steps' evidence",
+      description:
+        "With `include=steps` (scope requests:evidence besides requests:read), each step comes with its receipt — how the outcome " +
+        "was verified, the destination's external reference, the observed result — and its open review cases: what an app shows " +
+        "its customer (\"your refund reference is …\"). Never leases, terms or attempts. " +
+        appAuth.description,
+      security: appAuth.security,
       tags: ["public"],
-      requestParams: { path: requestParams },
+      requestParams: { path: requestParams, query: readRequestQuery },
       responses: {
-        "200": { description: "The request", content: { "application/json": { schema: requestWithProgressSchema } } },
+        "200": {
+          description: "The request (a RequestWithSteps with include=steps)",
+          content: { "application/json": { schema: z.union([requestWithStepsSchema, requestWithProgressSchema]) } },
+        },
+        "400": problemResponse("An include other than steps (code invalid-request)"),
         "401": problemResponse("Missing, unknown or revoked app key"),
-        "403": problemResponse("The app key lacks the requests:read scope"),
+        "403": problemResponse("The app key lacks the requests:read scope, or (include=steps) the requests:evidence scope"),
         "404": problemResponse("No request of this app has this id"),
       },
     },
@@ -203,17 +287,19 @@ export const publicPaths: ZodOpenApiPathsObject = {
     post: {
       operationId: "cancelRequest",
       summary: "Cancel a request",
-      description: "Steps that are running see the cancel at their next checkpoint. Cancelling a cancelled request answers it as it is. " + appAuth.description,
+      description:
+        "Steps that are running see the cancel at their next checkpoint. For a workflow that undoes on cancel, `compensation` says what will be undone; the request reads `cancelling` until every undo has its receipt. Cancelling a request that is no longer active (already cancelled, completed, failed) is a 409. " +
+        appAuth.description,
       security: appAuth.security,
       tags: ["public"],
       requestParams: { path: requestParams },
       requestBody: { content: { "application/json": { schema: cancelRequestBody } } },
       responses: {
-        "200": { description: "The request, cancelled", content: { "application/json": { schema: requestWithProgressSchema } } },
+        "200": { description: "The request, cancelled (or cancelling while its effects are undone)", content: { "application/json": { schema: cancelledRequestSchema } } },
         "401": problemResponse("Missing, unknown or revoked app key"),
         "403": problemResponse("The app key lacks the requests:create scope"),
         "404": problemResponse("No request of this app has this id"),
-        "409": problemResponse("The request already completed or failed (code request-ended)"),
+        "409": problemResponse("The request is no longer active: completed, failed, or already cancelled (code request-ended)"),
       },
     },
   },

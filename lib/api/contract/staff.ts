@@ -5,6 +5,7 @@
 import { z } from "zod";
 import type { ZodOpenApiPathsObject } from "zod-openapi";
 import { APP_KEY_SCOPES } from "@/lib/auth/app-key-scopes";
+import { KIND_PATTERN } from "@/lib/definitions/workflow";
 import { STAFF_ROLES } from "@/lib/auth/roles";
 import { problemResponse, staffResponses } from "./common";
 
@@ -68,6 +69,7 @@ export const appKeySchema = z
     id: z.string(),
     app: z.string(),
     scopes: z.array(appKeyScope),
+    kinds: z.array(z.string()).meta({ description: "The kinds the key may start; empty: every registered kind" }),
     createdAt: timestamp,
     createdBy: z.string(),
     revokedAt: timestamp.nullable(),
@@ -76,7 +78,15 @@ export const appKeySchema = z
   .meta({ id: "AppKey" });
 export const appKeyListSchema = z.object({ items: z.array(appKeySchema) }).meta({ id: "AppKeyList" });
 export const createAppKeyBody = z
-  .strictObject({ app: appName, scopes: z.array(appKeyScope).min(1, "at least one scope").max(APP_KEY_SCOPES.length) })
+  .strictObject({
+    app: appName,
+    scopes: z.array(appKeyScope).min(1, "at least one scope").max(APP_KEY_SCOPES.length),
+    kinds: z
+      .array(z.string().regex(KIND_PATTERN, "a workflow kind: lower-case letters, digits, . _ - (1–100)"))
+      .max(100)
+      .optional()
+      .meta({ description: "The kinds the key may start (a create of another is refused as unknown); absent or empty: every registered kind" }),
+  })
   .meta({ id: "CreateAppKeyBody" });
 export const createdAppKeySchema = appKeySchema
   .extend({ key: z.string().meta({ description: "Shown once (fl_app_…); only its SHA-256 is stored" }) })

@@ -57,6 +57,16 @@ export const reviewCaseSummarySchema = z
     resolution: z.enum(REVIEW_RESOLUTIONS).nullable(),
     resolvedBy: z.string().nullable(),
     resolvedAt: timestamp.nullable(),
+    undoes: z
+      .object({
+        step: z.string(),
+        stepId: uuid,
+        receiptId: uuid.meta({ description: "The receipt of the effect being undone" }),
+        externalReference: z.string().nullable(),
+        decidedBy: z.string().meta({ description: "What showed the effect happened: its receipt, or a person in review" }),
+      })
+      .nullable()
+      .meta({ description: "For a case on a step that undoes another (a refund, say): what it undoes and that effect's receipt" }),
   })
   .meta({ id: "ReviewCaseSummary" });
 export type ReviewCaseSummary = z.output<typeof reviewCaseSummarySchema>;
@@ -116,7 +126,19 @@ export const reviewCaseDetailSchema = z
     sameReference: z.array(
       z.object({ stepId: uuid, workflowId: uuid, reference: z.string(), stepName: z.string(), state: z.string(), externalReference: z.string() }),
     ),
-    destination: z.object({ name: z.string(), version: z.string(), capabilities: z.array(capabilitySchema), safeToRetry: z.boolean() }),
+    destination: z.object({
+      name: z.string(),
+      version: z.string(),
+      capabilities: z.array(capabilitySchema),
+      safeToRetry: z.boolean(),
+      howToCheck: z
+        .object({
+          url: z.string().nullable().meta({ description: "The destination's page for this request (its adapter's template, with the request identity)" }),
+          instructions: z.string().nullable().meta({ description: "What to do, in the adapter's words" }),
+        })
+        .nullable()
+        .meta({ description: "How support can check the destination by hand, when its adapter says" }),
+    }),
     customerSees: trackingViewSchema.nullable(),
   })
   .meta({ id: "ReviewCaseDetail" });
@@ -129,12 +151,24 @@ const note = z.string().trim().max(2_000, "must be at most 2000 characters");
 const requiredNote = note.min(1, "say why: it is recorded on the case");
 
 const resolutionOptions = [
-  z.strictObject({
-    resolution: z.literal("confirm_delivered"),
-    version: z.number().int().positive(),
-    externalReference: z.string().trim().min(1, "the destination's reference is required").max(200),
-    note: note.default(""),
-  }),
+  z
+    .strictObject({
+      resolution: z.literal("confirm_delivered"),
+      version: z.number().int().positive(),
+      externalReference: z
+        .string()
+        .trim()
+        .max(200)
+        .optional()
+        .transform((reference) => (reference === "" ? undefined : reference))
+        .meta({ description: "The destination's reference for the effect; without one, the note must say how delivery was confirmed" }),
+      note: note.default(""),
+    })
+    .superRefine((body, context) => {
+      if (body.externalReference === undefined && body.note === "") {
+        context.addIssue({ code: "custom", path: ["note"], message: "without an external reference, say how you confirmed delivery: it is recorded in the receipt" });
+      }
+    }),
   z.strictObject({
     resolution: z.literal("confirm_not_delivered"),
     version: z.number().int().positive(),

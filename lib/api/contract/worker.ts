@@ -18,6 +18,7 @@
  * due). A worker that speaks an older version is served as before.
  */
 import { z } from "zod";
+import { childrenRegistrationSchema } from "@/lib/children/definition";
 import { eventRegistrationSchema } from "@/lib/events/definition";
 import { MAX_RATE_PER_SECOND } from "@/lib/definitions/adapter";
 import { DEFAULT_FAIR_SHARE, FAIRNESS_RULES, MAX_LIMIT_PER_KEY, MAX_PRIORITY, MIN_PRIORITY } from "@/lib/definitions/workflow";
@@ -68,9 +69,19 @@ export const wireRegisteredWorkflow = z
           attemptBudget: z.number().int().min(1).max(1_000),
           dependsOn: z.array(z.string().max(63)).max(64),
           adapter: z.union([adapterRef, z.object({ field: z.string().min(1).max(100), options: z.record(z.string().max(100), adapterRef) })]).nullable(),
-          milestone: z.object({ upcoming: words, current: words, done: words, service: words.optional() }),
+          milestone: z.object({ upcoming: words, current: words, done: words, service: words.optional(), review: words.optional() }),
           /** Absent unless the step waits: its room and what the server keeps of it. */
-          wait: z.union([z.object({ room: z.literal("timer") }), eventRegistrationSchema]).optional(),
+          wait: z.union([z.object({ room: z.literal("timer") }), eventRegistrationSchema, childrenRegistrationSchema]).optional(),
+          /** Absent unless the step declares how its effect is undone (lib/compensation). */
+          compensate: z
+            .object({
+              adapter: adapterRef,
+              class: name,
+              attemptBudget: z.number().int().min(1).max(1_000),
+              milestone: z.object({ current: words, done: words }),
+              on: z.enum(["cancel", "failure", "both"]),
+            })
+            .optional(),
         }),
       )
       .min(1)
@@ -94,6 +105,11 @@ export const wireRegisteredAdapter = z
       .nullable()
       .default(null),
     epochAdminUrl: z.url().max(2_000).nullable(),
+    review: z
+      .object({ checkUrl: z.string().max(2_000).optional(), instructions: z.string().max(500).optional() })
+      .nullable()
+      .default(null)
+      .meta({ description: "How support can check the destination by hand: a URL with {requestIdentity}, and/or a sentence" }),
   })
   .meta({ id: "RegisteredAdapter" });
 
@@ -145,6 +161,11 @@ export const wireClaimedStep = z
     expiresAt: wireTime,
     checkpointVersion: z.number().int(),
     dbNow: wireTime,
+    waits: z
+      .object({ count: z.number().int().min(0), firstAt: wireTime.nullable(), lastAt: wireTime.nullable() })
+      .meta({ description: "The step's earlier attempts that gave it back to wait, and when the first and the latest began" }),
+    /** The W3C traceparent the request was created under; null outside a trace. */
+    traceParent: z.string().nullable(),
   })
   .meta({ id: "ClaimedStep" });
 export const claimResponse = z.object({ steps: z.array(wireClaimedStep) });

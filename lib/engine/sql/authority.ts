@@ -8,12 +8,15 @@
  * refusal is named (a lease that is both ended and of an old epoch is reported as ended).
  *
  * Whether a workflow that is no longer active (cancelled, failed, completed) refuses the write,
- * decided per statement. Every one refuses it:
+ * decided per statement. Every one refuses it, except for a step that undoes another while its
+ * request is being undone (`cancelling`, `failing`: lib/compensation):
  *
  * | statement (file)                              | why an inactive workflow refuses it                 |
  * | --------------------------------------------- | --------------------------------------------------- |
  * | the four checkpoints (checkpoint.ts)          | a cancel is observed at the next checkpoint (SPEC)  |
- * | commit receipt: commitReceipts (receipt.ts)   | recovery still reconciles an observed effect        |
+ * | commit receipt: commitReceipts (receipt.ts)   | recovery still reconciles an observed effect; the   |
+ * |                                               | receipt locks its workflow row, so a cancel that    |
+ * |                                               | commits while it waits is seen (receipt-cancel test)|
  * | renew (lease.ts)                              | the refusal fires the handler's abort signal        |
  * | release (lease.ts)                            | a released step is ready, and nothing claims a step |
  * |                                               | of an inactive workflow; refused, its lease expires |
@@ -42,7 +45,15 @@ export const holdsAuthority = ({ lease, owner, step, term }: AuthorityTerms): st
     AND ${lease}.ended_at IS NULL
     AND ${lease}.expires_at > now()
     AND ${lease}.epoch = fl_current_epoch()
-    AND EXISTS (SELECT 1 FROM workflow w WHERE w.id = ${lease}.workflow_id AND w.status = 'active')`;
+    AND EXISTS (SELECT 1 FROM workflow w WHERE w.id = ${lease}.workflow_id AND ${permitsStep("w", `${lease}.step_id`)})`;
+
+/**
+ * Whether the workflow (alias `workflow`) lets step `stepId` write: an active one lets every step;
+ * one being undone (cancelling, failing) only the steps that undo another (lib/compensation).
+ */
+export const permitsStep = (workflow: string, stepId: string): string =>
+  `(${workflow}.status = 'active' OR (${workflow}.status IN ('cancelling', 'failing')
+      AND EXISTS (SELECT 1 FROM step u WHERE u.id = ${stepId} AND u.undoes_step_id IS NOT NULL)))`;
 
 const reason = (word: RenewalRefusalReason): string => `'${word}'`;
 
@@ -68,4 +79,4 @@ export const refusalCases = ({ lease, stepRow, workflowRow, owner, term }: Refus
       CASE ${lease}.end_reason WHEN 'expired' THEN ${reason("expired")} WHEN 'revoked' THEN ${reason("revoked")} ELSE ${reason("lease_ended")} END
     WHEN ${lease}.epoch <> fl_current_epoch() THEN ${reason("epoch_stale")}
     WHEN ${lease}.expires_at <= now() THEN ${reason("expired")}
-    WHEN ${workflowRow}.status <> 'active' THEN ${reason("workflow_inactive")}`;
+    WHEN NOT ${permitsStep(workflowRow, `${stepRow}.id`)} THEN ${reason("workflow_inactive")}`;

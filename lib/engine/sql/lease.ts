@@ -50,8 +50,9 @@ WITH candidate AS (
     AND EXISTS (
       SELECT 1 FROM workflow w
       WHERE w.id = s.workflow_id
-        AND w.status = 'active'
-        AND (w.deadline_at IS NULL OR w.deadline_at > now())
+        -- A request being undone (lib/compensation) runs only the steps that undo others, past its deadline too.
+        AND (w.status = 'active' AND (w.deadline_at IS NULL OR w.deadline_at > now())
+             OR w.status IN ('cancelling', 'failing') AND s.undoes_step_id IS NOT NULL)
         AND (w.kind, w.version) IN (SELECT * FROM unnest($2::text[], $3::int[]))
     )
   ORDER BY s.priority DESC, s.fair_position, s.next_eligible_at, s.id
@@ -71,7 +72,7 @@ claimed AS (
             s.adapter, s.adapter_version, s.operation, s.step_class, s.attempts_started, s.attempt_budget
 ),
 policy AS (
-  SELECT c.*, w.kind, w.version, w.input, sc.lease_ttl_ms, sc.renew_every_ms, sc.attempt_deadline_ms, sc.grace_ms,
+  SELECT c.*, w.kind, w.version, w.input, w.trace_parent, sc.lease_ttl_ms, sc.renew_every_ms, sc.attempt_deadline_ms, sc.grace_ms,
          sc.policy_version, now() + sc.attempt_deadline_ms * ${MS} AS deadline_at,
          fl_current_epoch() AS epoch
   FROM claimed c JOIN step_class sc ON sc.name = c.step_class JOIN workflow w ON w.id = c.workflow_id
@@ -89,7 +90,7 @@ SELECT p.id AS step_id, p.workflow_id, p.kind, p.version AS workflow_version, p.
        p.epoch, l.attempt_id, p.next_mode AS mode, p.request_identity, p.input, p.input_digest, p.adapter,
        p.adapter_version, p.operation, p.step_class,
        p.attempts_started, p.attempt_budget, p.renew_every_ms, p.lease_ttl_ms, p.grace_ms, p.attempt_deadline_ms,
-       p.deadline_at, l.expires_at, l.checkpoint_version, now() AS db_now,
+       p.deadline_at, l.expires_at, l.checkpoint_version, now() AS db_now, p.trace_parent,
        -- Each dependency's receipt id, through receipt_step; the receipts themselves are read by
        -- dependencyReceipts, never by this statement: PostgreSQL 18.3 and 18.4 crash (signal 11)
        -- in run-time partition pruning of receipt here under concurrent claims, whether the probe
@@ -108,6 +109,19 @@ FROM policy p JOIN new_attempt l ON l.step_id = p.id`,
  * or started, never per row while it runs (see claimReadySteps). Receipts are permanent, so
  * reading them after the claim commits reads what the claim saw.
  */
+/**
+ * How often steps $1 (ids) waited: their attempts that ended by giving the step back to wait
+ * (released with a reason starting $2), with when the first and the latest began to wait.
+ */
+export const stepWaits: NamedSql = {
+  name: "fl_step_waits",
+  text: `
+SELECT a.step_id, count(*)::int AS count, min(a.ended_at) AS first_at, max(a.ended_at) AS last_at
+  FROM attempt a
+ WHERE a.step_id = ANY($1::uuid[]) AND a.outcome = 'released' AND starts_with(a.outcome_reason, $2)
+ GROUP BY a.step_id`,
+};
+
 export const dependencyReceipts: NamedSql = {
   name: "fl_dependency_receipts",
   text: `SELECT r.id, r.observed_result FROM receipt r WHERE r.id = ANY($1::uuid[])`,

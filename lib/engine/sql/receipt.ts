@@ -1,5 +1,5 @@
 import type { NamedSql } from "../db";
-import { holdsAuthority } from "./authority";
+import { holdsAuthority, permitsStep } from "./authority";
 
 /**
  * What every completion does after it knows its concluded attempts: the CTEs that write the
@@ -82,6 +82,18 @@ WITH request AS (
     AS r(step_id, fencing_term, outcome, outcome_reason, external_reference, observed_result, verification_method,
          step_state)
 ),
+-- A receipt and a cancel of its request serialize on the request's row. The authority guard
+-- reads the workflow as this statement's snapshot has it; a cancel that committed while this
+-- statement waited for the row would otherwise be missed, leaving a completed step on a
+-- cancelled request, which no order of the two explains. Locking rechecks the row as committed.
+-- In the order of ids, as every batch locks them, so two batches cannot deadlock here.
+governing AS (
+  SELECT r.step_id
+  FROM request r JOIN step s ON s.id = r.step_id JOIN workflow w ON w.id = s.workflow_id
+  WHERE ${permitsStep("w", "s.id")}
+  ORDER BY w.id
+  FOR NO KEY UPDATE OF w
+),
 concluded AS (
   -- The attempt's end is its lease's 'released' event. RETURNING gives the row as updated: the
   -- receipt copies the reference and result just concluded.
@@ -92,6 +104,7 @@ concluded AS (
       observed_result = coalesce(r.observed_result, l.observed_result)
   FROM request r
   WHERE ${holdsAuthority({ lease: "l", owner: "$1", step: "r.step_id", term: "r.fencing_term" })}
+    AND r.step_id IN (SELECT step_id FROM governing)
   RETURNING l.id AS attempt_id, l.step_id, l.workflow_id, l.input_digest, l.adapter_version, l.request_identity,
             l.external_reference, l.observed_result, r.verification_method, r.step_state, l.fencing_term, l.epoch
 ),

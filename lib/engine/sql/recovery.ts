@@ -20,8 +20,11 @@ const evidenceColumns = `
   s.adapter, coalesce(a.adapter_version, s.adapter_version) AS adapter_version,
   ${contractColumn("s.adapter", "coalesce(a.adapter_version, s.adapter_version)")} AS contract,
   s.attempt_budget, s.attempts_started,
-  w.status AS workflow_status,
-  (w.deadline_at IS NOT NULL AND w.deadline_at <= now()) AS workflow_deadline_passed,
+  -- A step that undoes another reads its request being undone as active: it may still run
+  -- (lib/compensation), past the request's deadline too.
+  CASE WHEN s.undoes_step_id IS NOT NULL AND w.status IN ('cancelling', 'failing') THEN 'active' ELSE w.status END AS workflow_status,
+  (w.deadline_at IS NOT NULL AND w.deadline_at <= now() AND s.undoes_step_id IS NULL) AS workflow_deadline_passed,
+  s.undoes_step_id IS NOT NULL AS undoes_step,
   EXISTS (SELECT 1 FROM receipt r WHERE r.step_id = a.step_id) AS receipt_exists,
   (
     SELECT coalesce(jsonb_agg(jsonb_build_object(

@@ -2,27 +2,31 @@
  * Registration statements. A definition is written once and then only read: registering the
  * same name and version again returns the stored row, which the caller compares with what was
  * presented (a different shape is refused by the caller's transaction). Only an adapter's
- * epoch administration URL, a location rather than a promise, follows the latest registration.
+ * epoch administration URL and its review hint (how support checks it by hand), locations and
+ * words rather than promises, follow the latest registration.
  */
 import type { NamedSql } from "../db";
 
 /**
- * Adapters ($1 name … $9 epoch admin url, $10 rate per second, $11 rate burst, arrays): inserts
- * new ones, returns every stored row.
+ * Adapters ($1 name … $9 epoch admin url, $10 rate per second, $11 rate burst, $12 review check
+ * url, $13 review instructions, arrays): inserts new ones, returns every stored row.
  */
 export const registerAdapters: NamedSql = {
   name: "fl_register_adapters",
   text: `
 INSERT INTO adapter_definition AS d (name, version, external_effect, idempotency_keys, status_query, fence_enforcement,
-                                     repetition, timeout_ms, concurrency_limit, epoch_admin_url, rate_per_second, rate_burst)
+                                     repetition, timeout_ms, concurrency_limit, epoch_admin_url, rate_per_second, rate_burst,
+                                     review_check_url, review_instructions)
 SELECT r.name, r.version, true, r.idempotency_keys, r.status_query, r.fence_enforcement, r.repetition, r.timeout_ms,
-       r.concurrency_limit, r.epoch_admin_url, r.rate_per_second, r.rate_burst
+       r.concurrency_limit, r.epoch_admin_url, r.rate_per_second, r.rate_burst, r.review_check_url, r.review_instructions
 FROM unnest($1::text[], $2::text[], $3::boolean[], $4::boolean[], $5::boolean[], $6::repetition_policy[], $7::int[], $8::int[], $9::text[],
-            $10::int[], $11::int[])
+            $10::int[], $11::int[], $12::text[], $13::text[])
   AS r(name, version, idempotency_keys, status_query, fence_enforcement, repetition, timeout_ms, concurrency_limit, epoch_admin_url,
-       rate_per_second, rate_burst)
+       rate_per_second, rate_burst, review_check_url, review_instructions)
 ORDER BY r.name, r.version
-ON CONFLICT (name, version) DO UPDATE SET epoch_admin_url = excluded.epoch_admin_url
+ON CONFLICT (name, version) DO UPDATE SET epoch_admin_url = excluded.epoch_admin_url,
+                                          review_check_url = excluded.review_check_url,
+                                          review_instructions = excluded.review_instructions
 RETURNING d.name, d.version, d.external_effect, d.idempotency_keys, d.status_query, d.fence_enforcement, d.repetition,
           d.timeout_ms, d.concurrency_limit, d.rate_per_second, d.rate_burst`,
 };

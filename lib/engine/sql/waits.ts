@@ -19,6 +19,20 @@ export const lockRequestOfStep: NamedSql = {
 };
 
 /**
+ * An SQL expression that asks for the steps this transaction makes ready to be announced after it
+ * commits, not with it (migration 20261209100000): NOTIFY holds a cluster-wide lock through the
+ * commit's WAL flush, so transactions that notify cannot share a flush. A room's statement may
+ * select it; the caller then sends notifyStepsReady once committed.
+ */
+export const stepsReadyNotifiedAfterCommit = `set_config('fenceline.step_ready_notify', 'after_commit', true)`;
+
+/** Wakes the workers (their LISTEN on `fenceline_step_ready`): alone in its transaction it writes no WAL and waits for no flush. */
+export const notifyStepsReady: NamedSql = {
+  name: "fl_notify_steps_ready",
+  text: `SELECT pg_notify('fenceline_step_ready', '')`,
+};
+
+/**
  * Session $1 parks ($2 step, $3 term) with reason $4: the attempt that armed the wait concludes as
  * `waiting`, its lease ends as released, and the step waits. Fenced by the authority guard; only
  * an attempt whose invocation never began may park (a wait step calls no destination). Returns
@@ -49,11 +63,27 @@ FROM parked p JOIN authority a ON a.step_id = p.id JOIN workflow w ON w.id = p.w
 };
 
 /**
- * Settles waiting steps with receipts: ($1 steps, $2 results, $3 verification methods, $4 external
- * references). The receipt is the arming attempt's (the step's current term), so it names the
- * term and epoch that armed the wait; the completion then releases dependants and completes the
- * request as any receipt does. Only a step still waiting, of a request still active, settles.
+ * Settles the waiting steps of CTE `source` (step_id, observed_result, verification_method,
+ * external_reference), whose ids the array expression `ids` gives, with receipts. The receipt is
+ * the arming attempt's (the step's current term), so it names the term and epoch that armed the
+ * wait; the completion then releases dependants and completes the request as any receipt does.
+ * Only a step still waiting, of a request still active, settles; the CTE `written` holds the
+ * receipts. A room's own statement may end with it, after the transition of its record.
  */
+export const waitingStepsSettled = (source: string, ids: string): string => `settling AS (
+  SELECT a.id AS attempt_id, s.id AS step_id, s.workflow_id, a.input_digest, a.adapter_version, a.request_identity,
+         r.external_reference, r.observed_result, r.verification_method, 'completed'::step_state AS step_state,
+         a.fencing_term, a.epoch
+  FROM ${source} r
+  JOIN step s ON s.id = r.step_id AND s.state = 'waiting'
+  JOIN workflow w ON w.id = s.workflow_id AND w.status = 'active'
+  JOIN attempt a ON a.step_id = s.id AND a.fencing_term = s.fencing_term
+  -- By primary key whatever the statistics say: a custom plan hashed every attempt ever made.
+  WHERE s.id = ANY(${ids})
+),
+${completionOf("settling")}`;
+
+/** Settles waiting steps with receipts (waitingStepsSettled): ($1 steps, $2 results, $3 verification methods, $4 external references). */
 export const settleWaitingSteps: NamedSql = {
   name: "fl_settle_waiting_steps",
   text: `
@@ -61,18 +91,7 @@ WITH request AS (
   SELECT * FROM unnest($1::uuid[], $2::jsonb[], $3::verification_method[], $4::text[])
     AS r(step_id, observed_result, verification_method, external_reference)
 ),
-settling AS (
-  SELECT a.id AS attempt_id, s.id AS step_id, s.workflow_id, a.input_digest, a.adapter_version, a.request_identity,
-         r.external_reference, r.observed_result, r.verification_method, 'completed'::step_state AS step_state,
-         a.fencing_term, a.epoch
-  FROM request r
-  JOIN step s ON s.id = r.step_id AND s.state = 'waiting'
-  JOIN workflow w ON w.id = s.workflow_id AND w.status = 'active'
-  JOIN attempt a ON a.step_id = s.id AND a.fencing_term = s.fencing_term
-  -- By primary key whatever the statistics say: a custom plan hashed every attempt ever made.
-  WHERE s.id = ANY($1::uuid[])
-),
-${completionOf("settling")}
+${waitingStepsSettled("request", "$1::uuid[]")}
 SELECT id AS receipt_id, step_id FROM written`,
 };
 

@@ -2,7 +2,7 @@ import type { NamedSql } from "../db";
 
 /**
  * Creates workflows with their steps and dependencies in one statement: workflows ($1 id … $10
- * deadline, or $11 ms from now on the database clock, $25 priority, $26 concurrency key), steps
+ * deadline, or $11 ms from now on the database clock, $25 priority, $26 concurrency key, $27 W3C traceparent), steps
  * ($12 id … $22 attempt budget) and dependency edges ($23 step, $24 depends on).
  * A workflow whose requester already used its idempotency key is not inserted, nor are its steps; the
  * statement returns the inserted workflows' ids and the existing workflows it can see for the
@@ -21,9 +21,9 @@ export const createWorkflows: NamedSql = {
 WITH request AS (
   SELECT *
   FROM unnest($1::uuid[], $2::text[], $3::int[], $4::jsonb[], $5::text[], $6::text[], $7::text[], $8::text[],
-              $9::int[], $10::timestamptz[], $11::int[], $25::smallint[], $26::text[]) WITH ORDINALITY
+              $9::int[], $10::timestamptz[], $11::int[], $25::smallint[], $26::text[], $27::text[]) WITH ORDINALITY
     AS r(id, kind, version, input, input_digest, requester, tracking_token, idempotency_key, steps_remaining,
-         deadline_at, deadline_ms, priority, concurrency_key, ord)
+         deadline_at, deadline_ms, priority, concurrency_key, trace_parent, ord)
 ),
 head AS (
   SELECT p.priority,
@@ -60,9 +60,10 @@ positioned AS (
 ),
 inserted AS (
   INSERT INTO workflow (id, kind, version, input, input_digest, requester, tracking_token, idempotency_key,
-                        steps_remaining, deadline_at, priority, concurrency_key)
+                        steps_remaining, deadline_at, priority, concurrency_key, trace_parent)
   SELECT r.id, r.kind, r.version, r.input, r.input_digest, r.requester, r.tracking_token, r.idempotency_key,
-         r.steps_remaining, coalesce(r.deadline_at, now() + r.deadline_ms * interval '1 millisecond'), r.priority, r.concurrency_key
+         r.steps_remaining, coalesce(r.deadline_at, now() + r.deadline_ms * interval '1 millisecond'), r.priority, r.concurrency_key,
+         r.trace_parent
   FROM positioned r
   ON CONFLICT (requester, idempotency_key) DO NOTHING
   RETURNING id
@@ -106,23 +107,48 @@ FROM workflow w JOIN unnest($1::text[], $2::text[]) AS k(requester, idempotency_
 };
 
 /**
- * Cancels workflow $1 ($2 reason) if it is active. Updating the row locks it, so a concurrent
- * change to one of its steps that also locks the workflow (a review resolution) is ordered
- * before or after this, never beside it. A cancel writes the `request.cancelled` outbox event.
+ * The version of request `w` an operator acts on: a digest of its status and of each step's
+ * state, fencing term, attempts started and budget. Any change an action could be refused for
+ * changes it; a renewal or a checkpoint does not. The request page's read and every guard of its
+ * actions share it (lib/requests/page).
+ */
+export const requestVersionOf = (w: string): string => `md5(${w}.status::text || '|' || coalesce((
+  SELECT string_agg(vs.id::text || ':' || vs.state::text || ':' || vs.fencing_term || ':' || vs.attempts_started || ':' || vs.attempt_budget, ','
+                    ORDER BY vs.position, vs.id)
+  FROM step vs WHERE vs.workflow_id = ${w}.id), ''))`;
+
+/**
+ * Locks workflow $1's row before a cancel decides on its version. A statement reads the steps of
+ * the snapshot it started with, even after waiting for the row's lock; taken first, the lock
+ * makes the guarded cancel start after whatever held it (a step parking, a review resolution)
+ * committed, so the version it compares is the request's as it is.
+ */
+export const lockWorkflow: NamedSql = {
+  name: "fl_lock_workflow",
+  text: `SELECT w.id FROM workflow w WHERE w.id = $1 FOR UPDATE`,
+};
+
+/**
+ * Cancels workflow $1 ($2 reason) if it is active and, when $3 is not null, its version
+ * (requestVersionOf) is still $3: an operator's cancel applies to the request they saw, never to
+ * one that moved since. Updating the row locks it, so a concurrent change to one of its steps that
+ * also locks the workflow (a review resolution) is ordered before or after this, never beside it.
+ * A cancel writes the `request.cancelled` outbox event.
  */
 export const cancelWorkflow: NamedSql = {
   name: "fl_cancel_workflow",
   text: `
 WITH cancelled AS (
-  UPDATE workflow
+  UPDATE workflow w
   SET status = 'cancelled', status_reason = $2, updated_at = now()
-  WHERE id = $1 AND status = 'active'
-  RETURNING id
+  WHERE w.id = $1 AND w.status = 'active' AND ($3::text IS NULL OR ${requestVersionOf("w")} = $3)
+  -- A kind that undoes on cancel becomes 'cancelling' instead (trigger compensation_starts).
+  RETURNING id, status
 ),
 cancelled_event AS (
   INSERT INTO outbox_event (type, workflow_id) SELECT 'request.cancelled', id FROM cancelled
 )
-SELECT id FROM cancelled`,
+SELECT id, status FROM cancelled`,
 };
 
 /**
@@ -137,5 +163,6 @@ export const cancelIdleSteps: NamedSql = {
 UPDATE step s
 SET state = 'cancelled', state_reason = $2, completed_at = now(), updated_at = now()
 FROM workflow w
-WHERE w.id = $1 AND w.status = 'cancelled' AND s.workflow_id = w.id AND s.state IN ('blocked', 'ready', 'waiting')`,
+WHERE w.id = $1 AND w.status IN ('cancelled', 'cancelling') AND s.workflow_id = w.id AND s.state IN ('blocked', 'ready', 'waiting')
+  AND s.undoes_step_id IS NULL`,
 };

@@ -1,5 +1,5 @@
 /**
- * `fenceline/client`: your backend starts and reads requests, and sends them events, with an app key.
+ * `fenceline/client`: your backend starts and reads requests, sends them events, and manages its schedules, with an app key.
  *
  * It imports no worker, engine or database code: it needs only `fetch`. Types of your workflows
  * arrive by `import type` of their definitions.
@@ -8,7 +8,30 @@
  * @module fenceline/client
  */
 export { createClient } from "@/lib/client/client";
-export type { AnyWorkflow, ClientOptions, CreatedRequest, CreateOptions, FencelineClient, ListOptions, RequestDetail, RequestList, SendEventOptions, WaitOptions } from "@/lib/client/client";
+export type {
+  AnyWorkflow,
+  CancelledRequest,
+  ClientOptions,
+  CreatedRequest,
+  CreateOptions,
+  FencelineClient,
+  GetOptions,
+  InputOf,
+  KindOf,
+  ListOptions,
+  RequestDetail,
+  RequestList,
+  RequestWithEvidence,
+  ScheduleList,
+  ScheduleRecord,
+  SendEventOptions,
+  WaitOptions,
+  WorkflowSet,
+  WorkflowsOf,
+} from "@/lib/client/client";
+export type { ScheduleOptions } from "@/lib/definitions/schedule";
+export type { ScheduleFiringView, ScheduleView } from "@/lib/schedules/types";
+export type { ScheduleSpec } from "@/lib/schedules/definition";
 export type { Consumer, SentEvent } from "@/lib/events/types";
 export {
   ConflictError,
@@ -22,8 +45,9 @@ export {
   WaitTimedOutError,
 } from "@/lib/client/errors";
 export type { FieldIssue } from "@/lib/client/errors";
-export type { RequestRecord, RequestStatus, RequestWithProgress } from "@/lib/requests/types";
+export type { EvidenceVerification, ReceiptEvidence, RequestRecord, RequestStatus, RequestWithProgress, RequestWithSteps, ReviewCaseEvidence, StepEvidence, StepEvidenceStatus } from "@/lib/requests/types";
 export type { Milestone as ProgressMilestone, TrackingView } from "@/lib/projection/types";
 export { verifyWebhook, WebhookVerificationError } from "@/lib/client/webhooks";
 export type { VerifiedWebhook, VerifyWebhookOptions } from "@/lib/client/webhooks";
-export type { ReviewOutcome, WebhookBody, WebhookEventType } from "@/lib/webhooks/events";
+export type { ReviewOutcome, WebhookBody, WebhookEventType, WebhookUndo } from "@/lib/webhooks/events";
+export type { CompensationState, CompensationView, UndoView } from "@/lib/compensation/types";

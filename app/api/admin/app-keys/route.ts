@@ -15,6 +15,6 @@ export const GET = handle(async (request) => {
 
 export const POST = handle(async (request) => {
   const admin = await authorize(request, "app-keys:manage");
-  const { app, scopes } = await readJson(request, createAppKeyBody);
-  return json(createdAppKeySchema, await createAppKey(pool(), app, scopes, actorName(admin)), { status: 201 });
+  const { app, scopes, kinds } = await readJson(request, createAppKeyBody);
+  return json(createdAppKeySchema, await createAppKey(pool(), app, scopes, actorName(admin), { kinds }), { status: 201 });
 });

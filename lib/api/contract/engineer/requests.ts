@@ -21,7 +21,9 @@ export const listRequestsQuery = z
       .enum(IN_FLIGHT_HEADLINES)
       .optional()
       .meta({ description: "Only active requests whose end user sees this headline on /track (preparing, waiting, recovering, needs_review)" }),
-    waitingFor: waitingForField.optional().meta({ description: "time: only requests with a step waiting now for a timer; event: with a step waiting now for an event" }),
+    app: z.string().trim().min(1).max(200).optional().meta({ description: "Only requests this app (requester) created" }),
+    reason: z.string().trim().min(1).max(200).optional().meta({ description: "Only requests whose status reason (why it ended) contains this, case-insensitive" }),
+    waitingFor: waitingForField.optional().meta({ description: "time: only requests with a step waiting now for a timer; event: for an event; children: for the child requests it started" }),
     cursor: cursorField(requestCursorKey).optional(),
     limit: limitField,
   })

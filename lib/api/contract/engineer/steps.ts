@@ -294,8 +294,22 @@ export const stepDetailSchema = z
       requester: z.string(),
       createdAt: timestamp,
       deadlineAt: timestamp.nullable(),
+      /** The W3C traceparent the request was created under: its trace in the operator's trace UI. Null outside a trace. */
+      traceParent: z.string().nullable(),
       steps: z.array(requestStepSummarySchema),
     }),
+    undo: z
+      .object({
+        undoes: z
+          .object({ step: z.string(), stepId: uuid, receiptId: uuid, externalReference: z.string().nullable(), decidedBy: z.string() })
+          .nullable()
+          .meta({ description: "For a step that undoes another: that step, and the receipt of the effect it undoes" }),
+        undoneBy: z
+          .object({ stepId: uuid, name: z.string(), state: z.enum(STEP_STATES) })
+          .nullable()
+          .meta({ description: "For a step whose effect is being undone: the step that undoes it" }),
+      })
+      .meta({ description: "Compensation (docs/adopting/compensation.md)" }),
     leases: z.array(leaseTermSchema),
     attempts: z.array(attemptSchema),
     receipts: z.array(receiptSchema),

@@ -10,18 +10,22 @@ import { timestamp, uuid } from "../common";
 
 export const waitingForField = z
   .enum(WAITING_FOR)
-  .meta({ description: "time: only steps waiting now for a timer; event: only steps waiting now for an event" });
+  .meta({ description: "time: only steps waiting now for a timer; event: for an event; children: for the child requests they started" });
 
 export const waitSummarySchema = z
   .object({
     waitingFor: z.enum(WAITING_FOR),
     since: timestamp.meta({ description: "When the wait began (database clock)" }),
-    until: timestamp.nullable().meta({ description: "A timer's due time or an event wait's timeout; null when the event wait never times out" }),
-    event: z.object({ name: z.string(), key: z.string() }).nullable().meta({ description: "The event name and correlation key waited for; null for a timer" }),
+    until: timestamp.nullable().meta({ description: "A timer's due time or an event wait's timeout; null when the event wait never times out, and for children" }),
+    event: z.object({ name: z.string(), key: z.string() }).nullable().meta({ description: "The event name and correlation key waited for; null for other waits" }),
+    children: z
+      .object({ ended: z.number().int().min(0), total: z.number().int().min(1) })
+      .nullable()
+      .meta({ description: "A wait for children: how many of the child requests have ended, of how many; null for other waits" }),
   })
   .meta({ id: "WaitSummary", description: "What a waiting step waits for, since when and until when" });
 
-const timerWaitSchema = z.object({
+export const timerWaitSchema = z.object({
   room: z.literal("timer"),
   state: z.enum(TIMER_STATES),
   dueAt: timestamp,
@@ -40,7 +44,7 @@ const eventForKeySchema = z.object({
   expired: z.boolean().meta({ description: "Kept past its retention with no wait taking it" }),
 });
 
-const eventWaitSchema = z.object({
+export const eventWaitSchema = z.object({
   room: z.literal("event"),
   state: z.enum(EVENT_WAIT_STATES),
   name: z.string(),
