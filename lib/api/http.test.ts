@@ -21,6 +21,11 @@ describe("U+0000, which PostgreSQL cannot store, is refused at the edge with whe
     const deep = refusal(() => parseJsonBody(bytes('{"payload":{"lines":["ok","a\\u0000b"]}}'), z.unknown()));
     expect(deep.code).toBe("invalid-request");
     expect(deep.message).toBe("body: payload.lines.1: holds a NUL character (U+0000), which cannot be stored");
+    // The issue's path has the schema's shape, as a field's other refusals do.
+    expect(deep.extra.issues).toEqual([{ path: "payload.lines.1", message: "holds a NUL character (U+0000), which cannot be stored" }]);
+    // A field whose own rule refuses the character says so in its words.
+    const ruled = refusal(() => parseJsonBody(bytes('{"key":"a\\u0000"}'), z.object({ key: z.string().regex(/^[^\u0000-\u001f]*$/, "must not hold control characters") })));
+    expect(ruled.message).toBe("body: key: must not hold control characters");
     expect(refusal(() => parseJsonBody(bytes('{"a\\u0000":1}'), z.unknown())).message).toContain("body: a\u0000");
     expect(refusal(() => parseJsonBody(bytes('"\\u0000"'), z.unknown())).message).toBe("body: holds a NUL character (U+0000), which cannot be stored");
     // The six characters \u0000 as text are not a NUL.

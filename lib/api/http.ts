@@ -85,17 +85,23 @@ export function parseJsonBody<S extends z.ZodType>(bytes: Uint8Array, schema: S)
   } catch {
     throw new HttpProblem("invalid-json", "the request body is not valid JSON");
   }
-  const nul = nulPathOf(body);
-  if (nul !== null) throw holdsNul("body", nul);
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw invalid("body", parsed.error);
+  refuseNul("body", body);
   return parsed.data;
 }
 
-const holdsNul = (where: string, at: string): HttpProblem => {
-  const message = "holds a NUL character (U+0000), which cannot be stored";
-  return new HttpProblem("invalid-request", describeIssues(where, [{ path: at, message }]), { issues: [{ path: at ? `${where}.${at}` : where, message }] });
-};
+/**
+ * Refuses input the schema let through that holds U+0000 anywhere. It runs after the schema, so a
+ * field whose own rule refuses the character says so in its words; the issue's path has the
+ * schema's shape.
+ */
+function refuseNul(where: string, raw: unknown): void {
+  const at = nulPathOf(raw);
+  if (at === null) return;
+  const issues = [{ path: at, message: "holds a NUL character (U+0000), which cannot be stored" }];
+  throw new HttpProblem("invalid-request", describeIssues(where, issues), { issues });
+}
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -138,10 +144,9 @@ export function readQuery<S extends z.ZodType>(request: Request, schema: S): z.o
     const values = params.getAll(key);
     raw[key] = values.length === 1 ? values[0]! : values;
   }
-  const nul = nulPathOf(raw);
-  if (nul !== null) throw holdsNul("query", nul);
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw invalid("query", parsed.error);
+  refuseNul("query", raw);
   return parsed.data;
 }
 
