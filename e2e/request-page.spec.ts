@@ -160,10 +160,12 @@ test("an action on a stale page is refused with what changed", async ({ page, re
   let id: string;
   try {
     id = await create(request, "idempotent", "stale");
+    // The page sees the request as it is drawn and no change after (as an operator's tab left open
+    // does), then the request moves on. Its polls are refused from the start: a poll sent before
+    // they were, and answered after the workers resumed, would show the page the change.
+    await page.route(`**/api/requests/${id}/timeline`, (route) => route.abort());
     await page.goto(`/requests/${id}`);
     await expect(page.locator('li[data-step="prepare"]')).toContainText("ready");
-    // The page stops seeing changes (as an operator's tab left open does), then the request moves on.
-    await page.route(`**/api/requests/${id}/timeline`, (route) => route.abort());
   } finally {
     await workers(request, "resume");
   }
