@@ -3,7 +3,8 @@
  * real PostgreSQL. Properties:
  *
  * - a cancelled order's receipted effects are undone in reverse order of their receipts, each undo
- *   a step with its own receipt; the request reads `cancelled` only once every undo has one;
+ *   a step with its own receipt, built from the undone step's receipt (its external reference);
+ *   the request reads `cancelled` only once every undo has one;
  * - a step stopped before its effect has nothing to undo (the cancel wins the race); a step whose
  *   receipt landed first is undone (the receipt wins);
  * - a completed request is never undone: its cancel is refused, as is a second cancel;
@@ -33,7 +34,8 @@ const order = defineWorkflow({ kind: "comp-order", version: 1, input: z.object({
     run: async (ctx) => effect(await ctx.invoke({ orderId: ctx.input.orderId })),
     compensate: {
       adapter: refunds.adapter,
-      payload: ({ input, result }) => ({ chargeRef: (result as { reference?: string } | null)?.reference ?? null, orderId: input.orderId }),
+      // The refund names the charge by the reference in the charge's receipt.
+      payload: ({ input, externalReference }) => ({ chargeRef: externalReference, orderId: input.orderId }),
       milestone: { current: "Refunding your payment", done: "Payment refunded" },
     },
   })
@@ -132,6 +134,8 @@ test("a cancel after the charge and the reservation undoes both, last receipt fi
   expect(refund.undo.undoes).toMatchObject({ step: "charge", stepId: charge.step.id, receiptId: charge.receipts[0]!.id, decidedBy: "receipt (direct response)" });
   expect(charge.undo.undoneBy).toEqual({ stepId: refund.step.id, name: "charge.undo", state: "completed" });
   expect(effectsFor(refunds, "c-1")).toBe(1);
+  expect(refunds.effects.find((e) => e.payload.orderId === "c-1")?.payload.chargeRef).toBe(charge.receipts[0]!.externalReference);
+  expect(charge.receipts[0]!.externalReference).toMatch(/^charges_\d+$/);
   expect(effectsFor(releases, "c-1")).toBe(1);
   // The ship step never called its destination: nothing of it to undo, nothing shipped.
   expect(effectsFor(shipping, "c-1")).toBe(0);

@@ -17,8 +17,10 @@ export type CompensateOn = (typeof COMPENSATE_ON)[number];
 export type UndoSource<Input = unknown, StepResult = unknown> = {
   /** The request's input, parsed by the workflow's schema. */
   readonly input: Input;
-  /** The result in the receipt of the step being undone (what its adapter answered: a charge id, say). */
+  /** The result in the receipt of the step being undone (what its adapter answered). */
   readonly result: StepResult;
+  /** The external reference in that receipt: the destination's own id for the effect (a charge id, say), or null where it gave none. */
+  readonly externalReference: string | null;
 };
 
 /** The end user's words while the effect is being undone, and once it is: "Refunding your payment" / "Payment refunded". */

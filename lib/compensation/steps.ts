@@ -1,7 +1,8 @@
 /**
  * The step a worker runs to undo another: named `<step>.undo`, on the undo's own adapter, depending
- * on the step it undoes so that step's receipt result reaches it. Its handler builds the payload
- * from the input and that result and invokes the adapter once, like any effect step.
+ * on the step it undoes so that step's receipt (its result and external reference) reaches it. Its
+ * handler builds the payload from the input and that receipt and invokes the adapter once, like
+ * any effect step.
  */
 import type { StepDefinition } from "@/lib/definitions/workflow";
 import { effect } from "@/lib/definitions/outcome";
@@ -24,6 +25,6 @@ export function undoStepOf(step: StepDefinition): StepDefinition | null {
     adapter: compensate.adapter,
     wait: null,
     compensate: null,
-    run: async (ctx) => effect(await ctx.invoke(compensate.payload({ input: ctx.input, result: ctx.results[step.name] ?? null }))),
+    run: async (ctx) => effect(await ctx.invoke(compensate.payload({ input: ctx.input, result: ctx.results[step.name] ?? null, externalReference: ctx.externalReferences[step.name] ?? null }))),
   });
 }

@@ -36,6 +36,12 @@ export type StepContext<Input = unknown, Payload = unknown, Results = Readonly<R
    */
   readonly results: Results;
   /**
+   * The external reference in the receipt of each step this one depends on, by step name: the
+   * destination's own id for the effect (a charge id, say), or null where it gave none or the
+   * dependency called nothing.
+   */
+  readonly externalReferences: Readonly<Record<string, string | null>>;
+  /**
    * `execute` on a first try; `retry_same_identity` when an earlier try persisted the request
    * identity; `status_query` when recovery asked to learn what happened (then `invoke` asks the
    * destination instead of calling it again).

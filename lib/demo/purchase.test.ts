@@ -18,5 +18,5 @@ test("charges, then waits for the warehouse; a cancel or a failure refunds the c
   expect(charge!.adapter).toMatchObject({ name: "idempotent" });
   expect(charge!.compensate).toMatchObject({ adapter: { name: "opaque" }, milestone: { current: "Refunding your payment", done: "Payment refunded" } });
   const input = purchaseRequestSchema.parse({ purchaseId: " p-1 ", amountCents: 4_200 });
-  expect(charge!.compensate!.payload({ input, result: { externalReference: "idm-7" } })).toEqual({ payload: { refund: "idm-7", amountCents: 4_200 } });
+  expect(charge!.compensate!.payload({ input, result: { externalReference: "idm-7" }, externalReference: "idm-7" })).toEqual({ payload: { refund: "idm-7", amountCents: 4_200 } });
 });

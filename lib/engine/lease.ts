@@ -70,7 +70,7 @@ export async function claimSteps(
     rows.push(...claimed);
     if (claimed.length < batch) break;
   }
-  const [results, waits] = await Promise.all([dependencyResults(db, rows), waitsOf(db, rows)]);
+  const [receipts, waits] = await Promise.all([dependencyReceipts(db, rows), waitsOf(db, rows)]);
   return rows.map((row) => ({
     stepId: row.step_id,
     workflowId: row.workflow_id,
@@ -83,7 +83,7 @@ export async function claimSteps(
     mode: row.mode,
     requestIdentity: row.request_identity,
     input: row.input,
-    dependencyResults: Object.fromEntries(Object.entries(row.dependency_receipts).map(([name, id]) => [name, results.get(id) ?? null])),
+    ...dependenciesOf(row, receipts),
     inputDigest: row.input_digest,
     adapter: row.adapter,
     adapterVersion: row.adapter_version,
@@ -117,12 +117,26 @@ async function waitsOf(db: Queryable, rows: readonly ClaimRow[]): Promise<Map<st
   return new Map(counted.map((row) => [row.step_id, { count: row.count, firstAt: row.first_at, lastAt: row.last_at }]));
 }
 
-/** The observed results of the claimed steps' dependencies, by receipt id: one statement, none when no step has any. */
-async function dependencyResults(db: Queryable, rows: readonly ClaimRow[]): Promise<Map<string, unknown>> {
+type DependencyReceipt = { id: string; observed_result: unknown; external_reference: string | null };
+
+const NO_DEPENDENCIES = Object.freeze({ dependencyResults: Object.freeze({}), dependencyReferences: Object.freeze({}) });
+
+/** A claimed step's dependencies' results and external references, by step name. */
+function dependenciesOf(row: ClaimRow, receipts: ReadonlyMap<string, DependencyReceipt>): Pick<ClaimedStep, "dependencyResults" | "dependencyReferences"> {
+  const named = Object.entries(row.dependency_receipts);
+  if (named.length === 0) return NO_DEPENDENCIES;
+  return {
+    dependencyResults: Object.fromEntries(named.map(([name, id]) => [name, receipts.get(id)?.observed_result ?? null])),
+    dependencyReferences: Object.fromEntries(named.map(([name, id]) => [name, receipts.get(id)?.external_reference ?? null])),
+  };
+}
+
+/** The claimed steps' dependencies' receipts (result and external reference), by id: one statement, none when no step has any. */
+async function dependencyReceipts(db: Queryable, rows: readonly ClaimRow[]): Promise<Map<string, DependencyReceipt>> {
   const ids = rows.flatMap((row) => Object.values(row.dependency_receipts));
   if (ids.length === 0) return new Map();
-  const receipts = await run<{ id: string; observed_result: unknown }>(db, sql.dependencyReceipts, [ids]);
-  return new Map(receipts.map((receipt) => [receipt.id, receipt.observed_result]));
+  const receipts = await run<DependencyReceipt>(db, sql.dependencyReceipts, [ids]);
+  return new Map(receipts.map((receipt) => [receipt.id, receipt]));
 }
 
 type RenewRow =

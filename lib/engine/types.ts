@@ -25,6 +25,8 @@ export type ClaimedStep = {
   readonly input: unknown;
   /** The results in the receipts of the steps this one depends on, by step name. */
   readonly dependencyResults: Readonly<Record<string, unknown>>;
+  /** The external references in those same receipts (null where the destination gave none), by step name. */
+  readonly dependencyReferences: Readonly<Record<string, string | null>>;
   readonly inputDigest: string;
   readonly adapter: string;
   readonly adapterVersion: string;

@@ -71,7 +71,7 @@ test("a key committed by another transaction while the create waits on it return
   }
 });
 
-test("a step claimed after its dependency has that dependency's receipt result", async ({ db }) => {
+test("a step claimed after its dependency has that dependency's receipt result and external reference", async ({ db }) => {
   const kind = `deps-${Date.now()}`;
   const [created] = await createWorkflows(db.pool, [{ ...draft(null), kind }]);
   const session = await registerSession(db.pool, "direct");
@@ -81,5 +81,5 @@ test("a step claimed after its dependency has that dependency's receipt result",
   const [receipt] = await commitReceipts(db.pool, session, [{ lease, conclusion: { kind: "effect", externalReference: "ext-first", result: { made: 1 }, verification: "direct_response" } }]);
   expect(receipt).toMatchObject({ committed: true });
   const [second] = await claimSteps(db.pool, session, [{ kind, version: 1 }], 1);
-  expect(second).toMatchObject({ stepId: created!.stepIds.get("second"), dependencyResults: { first: { made: 1 } } });
+  expect(second).toMatchObject({ stepId: created!.stepIds.get("second"), dependencyResults: { first: { made: 1 } }, dependencyReferences: { first: "ext-first" } });
 });

@@ -173,9 +173,11 @@ describe("the HTTP worker protocol", () => {
     expect(results[1]).toMatchObject({ committed: false, error: expect.any(AuthorityLostError) });
 
     const step = claimed.steps[0]!;
-    for (const broken of [{ ...step, fencingTerm: "1.5" }, { ...step, mode: "guess" }, { ...step, expiresAt: "soon" }, { ...step, attemptBudget: "3" }, { ...step, stepId: undefined }]) {
+    for (const broken of [{ ...step, fencingTerm: "1.5" }, { ...step, mode: "guess" }, { ...step, expiresAt: "soon" }, { ...step, attemptBudget: "3" }, { ...step, stepId: undefined }, { ...step, dependencyReferences: { first: 7 } }]) {
       expect(() => claimedStepsOf({ steps: [broken] })).toThrow(WireCheckError);
     }
+    // A server older than dependencies' references sends none: the step reads none.
+    expect(claimedStepsOf({ steps: [{ ...step, dependencyReferences: undefined }] })[0]!.dependencyReferences).toEqual({});
     expect(() => claimedStepsOf({ steps: null })).toThrow(WireCheckError);
     expect(() => receiptResultsOf({ results: [{ stepId: step.stepId, committed: "yes" }] })).toThrow(WireCheckError);
     expect(() => receiptResultsOf({ results: [{ stepId: step.stepId, committed: false, error: { ...results[1], code: "authority-lost", reason: "bored" } }] })).toThrow(WireCheckError);

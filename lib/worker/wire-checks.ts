@@ -80,6 +80,7 @@ function claimedStep(value: unknown, where: string): ClaimedStep {
     requestIdentity,
     input: f.input,
     dependencyResults: record(f.dependencyResults, `${where}.dependencyResults`),
+    dependencyReferences: referencesOf(f.dependencyReferences, `${where}.dependencyReferences`),
     inputDigest: text(f, "inputDigest", where),
     adapter: text(f, "adapter", where),
     adapterVersion: text(f, "adapterVersion", where),
@@ -98,6 +99,16 @@ function claimedStep(value: unknown, where: string): ClaimedStep {
     waits: waitsOf(f.waits, `${where}.waits`),
     traceParent,
   };
+}
+
+/** Dependencies' external references from the wire: absent from a server older than them, which gave none. */
+function referencesOf(value: unknown, where: string): ClaimedStep["dependencyReferences"] {
+  if (value === undefined) return {};
+  const f = record(value, where);
+  for (const [name, reference] of Object.entries(f)) {
+    if (reference !== null && typeof reference !== "string") throw new WireCheckError(`${where}.${name}: expected a string or null`);
+  }
+  return f as ClaimedStep["dependencyReferences"];
 }
 
 /** A claimed step's waits from the wire: a count and two times (null before any wait). */

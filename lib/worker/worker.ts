@@ -364,6 +364,7 @@ export class Worker {
       stepId: step.stepId,
       input,
       results: step.dependencyResults,
+      externalReferences: step.dependencyReferences,
       mode: step.mode,
       requestIdentity: step.requestIdentity,
       fencingTerm: { epoch: step.epoch, version: step.fencingTerm },

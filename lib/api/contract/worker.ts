@@ -146,6 +146,7 @@ export const wireClaimedStep = z
     requestIdentity: z.string().nullable(),
     input: jsonValue,
     dependencyResults: z.record(z.string(), jsonValue),
+    dependencyReferences: z.record(z.string(), z.string().nullable()).meta({ description: "The external reference in each dependency's receipt, by step name" }),
     inputDigest: z.string(),
     adapter: z.string(),
     adapterVersion: z.string(),

@@ -124,7 +124,7 @@ SELECT a.step_id, count(*)::int AS count, min(a.ended_at) AS first_at, max(a.end
 
 export const dependencyReceipts: NamedSql = {
   name: "fl_dependency_receipts",
-  text: `SELECT r.id, r.observed_result FROM receipt r WHERE r.id = ANY($1::uuid[])`,
+  text: `SELECT r.id, r.observed_result, r.external_reference FROM receipt r WHERE r.id = ANY($1::uuid[])`,
 };
 
 /**
