@@ -13,8 +13,6 @@
  *   attempt's span, exported by that worker;
  * - nothing from the input appears in any exported attribute or event.
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { context, trace, type Span } from "@opentelemetry/api";
 import { afterAll, afterEach, beforeAll, expect, vi } from "vitest";
 import { dbTest as test } from "@/lib/db/test-database";
@@ -25,27 +23,16 @@ import { createRequest } from "@/lib/requests/create";
 import { createFastClass } from "@/lib/worker/test-definitions";
 import { spawnWorker, stopAll, type WorkerProcess } from "@/lib/worker/test-process";
 import { startTelemetry, stopTelemetry } from "./start";
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "./test-receiver";
+import { startOtlpReceiver, startRecordingDestination, type OtlpReceiver, type ReceivedSpan, type RecordingDestination } from "./test-receiver";
 
 const MARKER = "marker-77e0-never-in-a-span";
 let receiver: OtlpReceiver;
-let destination: http.Server;
-let destinationUrl = "";
-const calls: { traceparent: string | undefined; body: string }[] = [];
+let destination: RecordingDestination;
 const started: WorkerProcess[] = [];
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
-  destination = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      calls.push({ traceparent: request.headers.traceparent as string | undefined, body: Buffer.concat(chunks).toString("utf8") });
-      response.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ id: `order-${calls.length}` }));
-    });
-  });
-  await new Promise<void>((resolve) => destination.listen(0, "127.0.0.1", resolve));
-  destinationUrl = `http://127.0.0.1:${(destination.address() as AddressInfo).port}`;
+  destination = await startRecordingDestination();
   // This process is the app and the server: it exports like the workers do.
   Object.assign(process.env, otelEnv("trace-test-app"));
   // The app's SDK follows its active span, as an app's does.
@@ -55,8 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopTelemetry();
   await receiver?.close();
-  destination?.closeAllConnections();
-  await new Promise<void>((resolve) => destination?.close(() => resolve()));
+  await destination?.close();
 });
 
 afterEach(async () => {
@@ -81,7 +67,7 @@ const worker = (url: string, service: string, env: Record<string, string> = {}) 
   const spawned = spawnWorker(url, {
     ...otelEnv(service),
     FENCELINE_DEFINITIONS: "lib/telemetry/test-definitions.ts",
-    TRACE_TEST_DESTINATION_URL: destinationUrl,
+    TRACE_TEST_DESTINATION_URL: destination.url,
     FENCELINE_RECOVERY_INTERVAL_MS: "300",
     FENCELINE_POLL_INTERVAL_MS: "200",
     ...env,
@@ -137,7 +123,7 @@ test("one trace from the app's span through create, claim, attempt, the destinat
     "fenceline.outcome": "completed",
     "fenceline.verification_method": "direct_response",
   });
-  expect(calls.filter((seen) => seen.body.includes('"o-1"')).map((seen) => seen.traceparent)).toEqual([`00-${traceId}-${call.spanId}-01`]);
+  expect(destination.calls.filter((seen) => seen.body.includes('"o-1"')).map((seen) => seen.traceparent)).toEqual([`00-${traceId}-${call.spanId}-01`]);
 
   // Nothing from the input, in any process's spans.
   const strings = receiver.spans.flatMap((span) => [...Object.values(span.attributes), ...span.events.flatMap((event) => Object.values(event.attributes))]).map(String);

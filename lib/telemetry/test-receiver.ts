@@ -124,3 +124,30 @@ export async function startOtlpReceiver(options: { readonly keep?: boolean; read
     },
   };
 }
+
+/** One call a RecordingDestination received: the traceparent it was sent and its body. */
+export type RecordedCall = { readonly traceparent: string | undefined; readonly body: string };
+
+/** An HTTP destination for tests that records each call's traceparent and body and answers 201 `{ id: "order-<n>" }`. */
+export type RecordingDestination = { readonly url: string; readonly calls: readonly RecordedCall[]; close(): Promise<void> };
+
+export async function startRecordingDestination(): Promise<RecordingDestination> {
+  const calls: RecordedCall[] = [];
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      calls.push({ traceparent: request.headers.traceparent as string | undefined, body: Buffer.concat(chunks).toString("utf8") });
+      response.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ id: `order-${calls.length}` }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -13,8 +13,6 @@
  * - nothing from the input reaches any attribute or event by default; a workflow's opt-in
  *   attributes are recorded bounded and redacted.
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { context, trace } from "@opentelemetry/api";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { z } from "zod";
@@ -22,15 +20,14 @@ import { defineWorkflow, done, effect, httpAdapter } from "@/lib/sdk";
 import { createPool } from "@/lib/db/pool";
 import { traceUrlOfRequest } from "@/lib/requests/trace-link";
 import { collectSpans, createTestEnvironment, fakeDestination, type CollectedSpan, type SpanCollector, type TestEnvironment } from "@/lib/sdk/testing";
+import { startRecordingDestination, type RecordingDestination } from "./test-receiver";
 
 const milestone = { upcoming: "Sending", current: "Sending it", done: "Sent" };
 /** The input carries a marker that must never reach a span. */
 const MARKER = "marker-4f1c9e-do-not-trace";
 const input = z.object({ orderId: z.string(), note: z.string(), cardNumber: z.string().optional() });
 
-const seen: { traceparent: string | undefined; body: string }[] = [];
-let server: http.Server;
-let base = "";
+let orders: RecordingDestination;
 
 const destination = httpAdapter<{ orderId: string; note: string }>({
   name: "traced-destination",
@@ -38,7 +35,7 @@ const destination = httpAdapter<{ orderId: string; note: string }>({
   contract: { idempotencyKeys: true, statusQuery: false, fenceEnforcement: false, repetition: "idempotency_protected" },
   timeoutMs: 2_000,
   concurrencyLimit: 4,
-  request: { url: () => `${base}/orders` },
+  request: { url: () => `${orders.url}/orders` },
 });
 
 const traced = defineWorkflow({
@@ -72,16 +69,7 @@ let env: TestEnvironment;
 let spans: SpanCollector;
 
 beforeAll(async () => {
-  server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      seen.push({ traceparent: request.headers.traceparent as string | undefined, body: Buffer.concat(chunks).toString("utf8") });
-      response.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ id: `order-${seen.length}` }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  orders = await startRecordingDestination();
   spans = await collectSpans();
   env = await createTestEnvironment({ workflows: [traced, mail, optedIn, awaited] });
 });
@@ -89,8 +77,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.close();
   await spans?.stop();
-  server?.closeAllConnections();
-  await new Promise<void>((resolve) => server?.close(() => resolve()));
+  await orders?.close();
 });
 
 /** The request's spans once its attempts' spans have ended: a request ends a moment before them. */
@@ -134,7 +121,7 @@ describe("one trace from the app's span to the destination", () => {
     });
     expect(attempt.events).toEqual([]);
     // The destination saw the call span's context: its own spans would be the call's children.
-    const sent = seen.find((call) => call.body.includes('"o-1"'));
+    const sent = orders.calls.find((call) => call.body.includes('"o-1"'));
     expect(sent?.traceparent).toBe(`00-${call.traceId}-${call.spanId}-01`);
   });
 
