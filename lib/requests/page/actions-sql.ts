@@ -87,3 +87,13 @@ reviews AS (
 )
 SELECT id, name, state, next_mode FROM rearmed`,
 };
+
+/** The latest rerun of request $1 made from its version $2 and step $3, as its audit entry recorded it. */
+export const readEarlierRerun: NamedSql = {
+  name: "fl_page_earlier_rerun",
+  text: `
+SELECT after FROM audit_log
+WHERE action = 'request.rerun' AND subject_type = 'request' AND subject_id = $1
+  AND after->>'seenVersion' = $2 AND after->>'fromStepId' = $3
+ORDER BY id DESC LIMIT 1`,
+};

@@ -9,6 +9,7 @@ import type { Pool } from "pg";
 import { appendAudit } from "@/lib/audit/append";
 import { inTransaction, run, type Queryable } from "@/lib/engine/db";
 import { NotFoundError, RequestEndedError } from "@/lib/engine/errors";
+import type { AttemptMode, StepState, WorkflowStatus } from "@/lib/engine/vocabulary";
 import { cancelActiveRequest } from "@/lib/requests/read";
 import * as sql from "./actions-sql";
 import { RerunRefusedError, StaleRequestViewError, type CurrentRequest } from "./errors";
@@ -18,7 +19,7 @@ export const DEFAULT_RERUN_BUDGET = 3;
 export const MAX_RERUN_BUDGET = 20;
 const REVIEW_BY_HOURS = 24;
 
-type CurrentRow = { status: string; version_tag: string; steps: CurrentRequest["steps"] };
+type CurrentRow = { status: WorkflowStatus; version_tag: string; steps: CurrentRequest["steps"] };
 
 /** The request as the primary has it now; NotFoundError when there is none. */
 export async function currentRequest(db: Queryable, id: string): Promise<CurrentRequest> {
@@ -27,7 +28,7 @@ export async function currentRequest(db: Queryable, id: string): Promise<Current
   return { status: row.status, version: row.version_tag, steps: row.steps };
 }
 
-export type PageCancelOutcome = { readonly requestId: string; readonly cancelled: boolean; readonly alreadyCancelled: boolean; readonly status: string; readonly version: string };
+export type PageCancelOutcome = { readonly requestId: string; readonly cancelled: boolean; readonly alreadyCancelled: boolean; readonly status: WorkflowStatus; readonly version: string };
 
 /**
  * Cancels request `id` for staff member `actor`, when `seenVersion` is still its version: one
@@ -49,14 +50,14 @@ export async function cancelFromPage(pool: Pool, id: string, seenVersion: string
   return { requestId: id, cancelled: true, alreadyCancelled: false, status: now.status, version: now.version };
 }
 
-export type RerunStep = { readonly stepId: string; readonly name: string; readonly state: string; readonly nextMode: string };
+export type RerunStep = { readonly stepId: string; readonly name: string; readonly state: StepState; readonly nextMode: AttemptMode };
 export type RerunOutcome = {
   readonly requestId: string;
   /** False when this repeats a rerun already made from the same view. */
   readonly applied: boolean;
-  readonly steps: readonly RerunStep[];
+  readonly steps: RerunStep[];
   /** Steps whose outcome is unknown: they went to review, and nothing runs for them until a person settles it. */
-  readonly toReview: readonly string[];
+  readonly toReview: string[];
   readonly version: string;
 };
 
@@ -87,7 +88,7 @@ export async function rerunFromStep(
   const { id, fromStepId, seenVersion, budget, reason, actor } = input;
   if (!Number.isInteger(budget) || budget < 1 || budget > MAX_RERUN_BUDGET) throw new RangeError(`budget must be 1–${MAX_RERUN_BUDGET}`);
   const steps = await inTransaction(pool, async (client) => {
-    const rows = await run<{ id: string; name: string; state: string; next_mode: string }>(client, sql.rerunFromStep, [
+    const rows = await run<{ id: string; name: string; state: StepState; next_mode: AttemptMode }>(client, sql.rerunFromStep, [
       id, fromStepId, seenVersion, budget, `rerun by ${actor}: ${reason}`, actor, REVIEW_BY_HOURS,
     ]);
     if (rows.length === 0) return null;
@@ -99,11 +100,7 @@ export async function rerunFromStep(
   if (steps) return { requestId: id, applied: true, steps, toReview: steps.filter((s) => s.state === "indeterminate").map((s) => s.stepId), version: now.version };
 
   // Nothing applied. The same rerun already made from the same view is answered as it was.
-  const { rows: earlier } = await pool.query<AuditedRerun>(
-    `SELECT after FROM audit_log WHERE action = 'request.rerun' AND subject_type = 'request' AND subject_id = $1
-       AND after->>'seenVersion' = $2 AND after->>'fromStepId' = $3 ORDER BY id DESC LIMIT 1`,
-    [id, seenVersion, fromStepId],
-  );
+  const earlier = await run<AuditedRerun>(pool, sql.readEarlierRerun, [id, seenVersion, fromStepId]);
   if (earlier[0]) {
     const made = earlier[0].after.steps;
     return { requestId: id, applied: false, steps: made, toReview: made.filter((s) => s.state === "indeterminate").map((s) => s.stepId), version: now.version };

@@ -1,10 +1,11 @@
 import { FencelineError } from "@/lib/engine/errors";
+import type { StepState, WorkflowStatus } from "@/lib/engine/vocabulary";
 
 /** What a request is now, for an operator whose view of it was older. */
 export type CurrentRequest = {
-  readonly status: string;
+  readonly status: WorkflowStatus;
   readonly version: string;
-  readonly steps: readonly { readonly id: string; readonly name: string; readonly state: string; readonly fencingTerm: number; readonly attemptsStarted: number }[];
+  readonly steps: readonly { readonly id: string; readonly name: string; readonly state: StepState; readonly fencingTerm: number; readonly attemptsStarted: number }[];
 };
 
 /** An action sent with a version of the request that is no longer current: nothing was done. */

@@ -12,5 +12,5 @@ export const POST = handle<{ id: string }>(async (request, { params }) => {
   const staff = await authorize(request, "requests:operate");
   const { id } = await readParams(params, requestPageParams);
   const { seenVersion, reason } = await readJson(request, pageCancelBody);
-  return json(pageCancelResultSchema, (await cancelFromPage(pool(), id, seenVersion, reason, actorName(staff))) as never);
+  return json(pageCancelResultSchema, await cancelFromPage(pool(), id, seenVersion, reason, actorName(staff)));
 });

@@ -20,5 +20,5 @@ export const POST = handle<{ id: string }>(async (request, { params }) => {
     reason: body.reason,
     actor: actorName(staff),
   });
-  return json(rerunResultSchema, outcome as never);
+  return json(rerunResultSchema, outcome);
 });
